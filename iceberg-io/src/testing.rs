@@ -1,0 +1,395 @@
+//! Fault injection for tests of the layers above: an [`ObjectStore`] wrapper that records
+//! every operation and can fail puts or slow everything down.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use iceberg_io::FileIo;
+//! use iceberg_io::object_store::memory::InMemory;
+//! use iceberg_io::testing::{FaultInjectingStore, OpKind};
+//!
+//! let store = FaultInjectingStore::new(Arc::new(InMemory::new()));
+//! let io = FileIo::with_store("memory://t", Arc::new(store.clone()));
+//! store.fail_puts_matching("metadata/");
+//! assert!(io.put("memory://t/metadata/v1.json", "{}".into()).await.is_err());
+//! io.put("memory://t/data/a.parquet", "x".into()).await?;
+//! assert_eq!(store.count(OpKind::Put), 2);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions, UploadPart,
+};
+
+/// The kind of an operation seen by [`FaultInjectingStore`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OpKind {
+    /// A single-request put (any mode).
+    Put,
+    /// Creation of a multipart upload.
+    PutMultipart,
+    /// Upload of one part.
+    PutPart,
+    /// Completion of a multipart upload.
+    CompleteMultipart,
+    /// Abort of a multipart upload.
+    AbortMultipart,
+    /// A get (whole object or range).
+    Get,
+    /// A head (metadata only).
+    Head,
+    /// A multi-range get.
+    GetRanges,
+    /// Deletion of one object.
+    Delete,
+    /// A recursive list (path is the prefix).
+    List,
+    /// A list with delimiter (path is the prefix).
+    ListWithDelimiter,
+    /// A copy (path is the source).
+    Copy,
+    /// A rename (path is the source).
+    Rename,
+}
+
+/// One recorded operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Op {
+    /// What was done.
+    pub kind: OpKind,
+    /// The object key (without scheme and bucket).
+    pub path: String,
+}
+
+/// An [`ObjectStore`] wrapper that records operations and injects put failures and latency.
+///
+/// Clones share recording and faults: keep one clone to arm faults and inspect
+/// [`ops`](Self::ops) after handing another to [`FileIo::with_store`](crate::FileIo::with_store).
+#[derive(Clone, Debug)]
+pub struct FaultInjectingStore {
+    inner: Arc<dyn ObjectStore>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    ops: Mutex<Vec<Op>>,
+    faults: Mutex<Faults>,
+    puts: AtomicU64,
+    parts: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Faults {
+    nth_put: Option<u64>,
+    nth_part: Option<u64>,
+    put_patterns: Vec<String>,
+    latency: Duration,
+}
+
+impl fmt::Display for FaultInjectingStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FaultInjectingStore({})", self.inner)
+    }
+}
+
+impl FaultInjectingStore {
+    /// Wraps `inner`, with no faults armed.
+    pub fn new(inner: Arc<dyn ObjectStore>) -> Self {
+        Self {
+            inner,
+            shared: Arc::default(),
+        }
+    }
+
+    /// Fails the `n`th put (1-based, counting single puts and multipart creations from now on).
+    pub fn fail_nth_put(&self, n: u64) {
+        let seen = self.shared.puts.load(Ordering::SeqCst);
+        self.faults().nth_put = Some(seen + n);
+    }
+
+    /// Fails the `n`th part upload (1-based, counted from now on, across uploads).
+    pub fn fail_nth_part(&self, n: u64) {
+        let seen = self.shared.parts.load(Ordering::SeqCst);
+        self.faults().nth_part = Some(seen + n);
+    }
+
+    /// Fails every put and multipart creation whose key contains `pattern`.
+    pub fn fail_puts_matching(&self, pattern: &str) {
+        self.faults().put_patterns.push(pattern.to_owned());
+    }
+
+    /// Delays every operation by `latency`.
+    pub fn set_latency(&self, latency: Duration) {
+        self.faults().latency = latency;
+    }
+
+    /// Disarms every fault and removes latency; the recording is kept.
+    pub fn clear_faults(&self) {
+        *self.faults() = Faults::default();
+    }
+
+    /// Every operation so far, in order.
+    pub fn ops(&self) -> Vec<Op> {
+        lock(&self.shared.ops).clone()
+    }
+
+    /// How many operations of `kind` were recorded.
+    pub fn count(&self, kind: OpKind) -> usize {
+        lock(&self.shared.ops)
+            .iter()
+            .filter(|op| op.kind == kind)
+            .count()
+    }
+
+    /// Forgets the recorded operations.
+    pub fn clear_ops(&self) {
+        lock(&self.shared.ops).clear();
+    }
+
+    fn faults(&self) -> MutexGuard<'_, Faults> {
+        lock(&self.shared.faults)
+    }
+
+    fn record(&self, kind: OpKind, path: &Path) {
+        self.shared.record(kind, path);
+    }
+
+    async fn delay(&self) {
+        self.shared.delay().await;
+    }
+
+    /// Counts a put to `path` and returns the injected error if it must fail.
+    fn check_put(&self, path: &Path) -> object_store::Result<()> {
+        let n = self.shared.puts.fetch_add(1, Ordering::SeqCst) + 1;
+        let faults = self.faults();
+        if faults.nth_put == Some(n) {
+            return Err(injected(format!("put #{n} to {path}")));
+        }
+        if let Some(p) = faults
+            .put_patterns
+            .iter()
+            .find(|p| path.as_ref().contains(p.as_str()))
+        {
+            return Err(injected(format!("put to {path} (matches `{p}`)")));
+        }
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn record(&self, kind: OpKind, path: &Path) {
+        lock(&self.ops).push(Op {
+            kind,
+            path: path.to_string(),
+        });
+    }
+
+    fn latency(&self) -> Duration {
+        lock(&self.faults).latency
+    }
+
+    async fn delay(&self) {
+        let latency = self.latency();
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn injected(what: String) -> object_store::Error {
+    object_store::Error::Generic {
+        store: "FaultInjectingStore",
+        source: format!("injected fault: {what}").into(),
+    }
+}
+
+#[async_trait]
+impl ObjectStore for FaultInjectingStore {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.record(OpKind::Put, location);
+        self.delay().await;
+        self.check_put(location)?;
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.record(OpKind::PutMultipart, location);
+        self.delay().await;
+        self.check_put(location)?;
+        let inner = self.inner.put_multipart_opts(location, opts).await?;
+        Ok(Box::new(RecordingUpload {
+            inner,
+            path: location.clone(),
+            shared: Arc::clone(&self.shared),
+        }))
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        let kind = if options.head {
+            OpKind::Head
+        } else {
+            OpKind::Get
+        };
+        self.record(kind, location);
+        self.delay().await;
+        self.inner.get_opts(location, options).await
+    }
+
+    async fn get_ranges(
+        &self,
+        location: &Path,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<Bytes>> {
+        self.record(OpKind::GetRanges, location);
+        self.delay().await;
+        self.inner.get_ranges(location, ranges).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        let shared = Arc::clone(&self.shared);
+        let recorded = locations
+            .then(move |location| {
+                let shared = Arc::clone(&shared);
+                async move {
+                    if let Ok(path) = &location {
+                        shared.record(OpKind::Delete, path);
+                        shared.delay().await;
+                    }
+                    location
+                }
+            })
+            .boxed();
+        self.inner.delete_stream(recorded)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.record(OpKind::List, prefix.unwrap_or(&Path::default()));
+        self.delayed(self.inner.list(prefix))
+    }
+
+    fn list_with_offset(
+        &self,
+        prefix: Option<&Path>,
+        offset: &Path,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.record(OpKind::List, prefix.unwrap_or(&Path::default()));
+        self.delayed(self.inner.list_with_offset(prefix, offset))
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        self.record(OpKind::ListWithDelimiter, prefix.unwrap_or(&Path::default()));
+        self.delay().await;
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.record(OpKind::Copy, from);
+        self.delay().await;
+        self.inner.copy_opts(from, to, options).await
+    }
+
+    async fn rename_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: RenameOptions,
+    ) -> object_store::Result<()> {
+        self.record(OpKind::Rename, from);
+        self.delay().await;
+        self.inner.rename_opts(from, to, options).await
+    }
+}
+
+impl FaultInjectingStore {
+    /// `stream`, starting after the configured latency.
+    fn delayed<T: Send + 'static>(
+        &self,
+        stream: BoxStream<'static, T>,
+    ) -> BoxStream<'static, T> {
+        let shared = Arc::clone(&self.shared);
+        futures::stream::once(async move { shared.delay().await })
+            .flat_map(move |()| futures::stream::empty())
+            .chain(stream)
+            .boxed()
+    }
+}
+
+/// A multipart upload that records parts, completion and abort, and can fail a part.
+#[derive(Debug)]
+struct RecordingUpload {
+    inner: Box<dyn MultipartUpload>,
+    path: Path,
+    shared: Arc<Shared>,
+}
+
+#[async_trait]
+impl MultipartUpload for RecordingUpload {
+    fn put_part(&mut self, data: PutPayload) -> UploadPart {
+        self.shared.record(OpKind::PutPart, &self.path);
+        let n = self.shared.parts.fetch_add(1, Ordering::SeqCst) + 1;
+        if lock(&self.shared.faults).nth_part == Some(n) {
+            let error = injected(format!("part #{n} of {}", self.path));
+            return futures::future::ready(Err(error)).boxed();
+        }
+        let upload = self.inner.put_part(data);
+        let shared = Arc::clone(&self.shared);
+        async move {
+            shared.delay().await;
+            upload.await
+        }
+        .boxed()
+    }
+
+    async fn complete(&mut self) -> object_store::Result<PutResult> {
+        self.shared.record(OpKind::CompleteMultipart, &self.path);
+        self.shared.delay().await;
+        self.inner.complete().await
+    }
+
+    async fn abort(&mut self) -> object_store::Result<()> {
+        self.shared.record(OpKind::AbortMultipart, &self.path);
+        self.shared.delay().await;
+        self.inner.abort().await
+    }
+}

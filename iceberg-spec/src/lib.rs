@@ -1,0 +1,28 @@
+//! `iceberg-spec`: the Apache Iceberg table format (v1, v2, v3) as Rust types.
+//!
+//! This is the base layer of the workspace. It does no IO, no async, and depends on no
+//! other crate of the workspace; `iceberg-write` and `iceberg-append` build on it.
+//!
+//! Module map:
+//! - [`types`], [`schema`]: data types, schemas and their JSON form.
+//! - [`datum`]: single typed values, their ordering, Appendix-D bytes and JSON form.
+//! - [`transform`]: partition transforms (identity, bucket, truncate, year, month, day,
+//!   hour, void) and the human strings of partition paths.
+//! - [`partition`], [`sort_order`]: partition specs and sort orders.
+//! - [`data_file`], [`manifest`]: the records a commit writes (data files, manifest entries,
+//!   manifest-list rows).
+//! - [`snapshot`]: snapshots, summaries, refs and log entries.
+//! - [`table_metadata`]: the `metadata.json` document, parsed, validated and written.
+//! - [`properties`]: typed table properties with Java's defaults.
+
+pub mod datum;
+pub mod error;
+pub mod schema;
+pub mod transform;
+pub mod types;
+
+pub use datum::Datum;
+pub use error::{Error, Result};
+pub use schema::Schema;
+pub use transform::Transform;
+pub use types::{ListType, MapType, NestedField, PrimitiveType, StructType, Type};

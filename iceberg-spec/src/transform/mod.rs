@@ -1,0 +1,175 @@
+//! Partition transforms: identity, bucket, truncate, year, month, day, hour and void.
+//!
+//! Spec: "Partition Transforms", Appendix B (bucket hashing).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::{Error, Result};
+use crate::types::PrimitiveType;
+
+/// A partition (or sort) transform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transform {
+    /// The source value, unmodified.
+    Identity,
+    /// Murmur3 hash mod N.
+    Bucket(u32),
+    /// The value truncated to width W.
+    Truncate(u32),
+    /// Years since 1970.
+    Year,
+    /// Months since 1970-01.
+    Month,
+    /// Days since 1970-01-01.
+    Day,
+    /// Hours since 1970-01-01T00:00.
+    Hour,
+    /// Always null.
+    Void,
+}
+
+impl Transform {
+    /// True when this transform accepts `source` as its input type.
+    pub fn can_transform(&self, source: &PrimitiveType) -> bool {
+        use PrimitiveType as P;
+        match self {
+            Self::Identity => !matches!(
+                source,
+                P::Geometry { .. } | P::Geography { .. } | P::Variant | P::Unknown
+            ),
+            Self::Void => true,
+            Self::Bucket(_) => matches!(
+                source,
+                P::Int
+                    | P::Long
+                    | P::Decimal { .. }
+                    | P::Date
+                    | P::Time
+                    | P::Timestamp
+                    | P::Timestamptz
+                    | P::TimestampNs
+                    | P::TimestamptzNs
+                    | P::String
+                    | P::Uuid
+                    | P::Fixed(_)
+                    | P::Binary
+            ),
+            Self::Truncate(_) => matches!(
+                source,
+                P::Int | P::Long | P::Decimal { .. } | P::String | P::Binary
+            ),
+            Self::Year | Self::Month | Self::Day => matches!(
+                source,
+                P::Date | P::Timestamp | P::Timestamptz | P::TimestampNs | P::TimestamptzNs
+            ),
+            Self::Hour => matches!(
+                source,
+                P::Timestamp | P::Timestamptz | P::TimestampNs | P::TimestamptzNs
+            ),
+        }
+    }
+
+    /// The type of the transform's output for a source of type `source`.
+    ///
+    /// # Errors
+    /// [`Error::TransformSourceType`] when the transform does not accept `source`.
+    pub fn result_type(&self, source: &PrimitiveType) -> Result<PrimitiveType> {
+        if !self.can_transform(source) {
+            return Err(Error::TransformSourceType {
+                transform: self.to_string(),
+                source_type: source.to_string(),
+            });
+        }
+        Ok(match self {
+            Self::Identity | Self::Truncate(_) | Self::Void => source.clone(),
+            Self::Bucket(_) | Self::Year | Self::Month | Self::Hour => PrimitiveType::Int,
+            Self::Day => PrimitiveType::Date,
+        })
+    }
+
+    /// True when values that sort in order also transform in order (all but bucket and void).
+    pub fn preserves_order(&self) -> bool {
+        !matches!(self, Self::Bucket(_) | Self::Void)
+    }
+
+    /// Suffix of the default partition field name at table creation (`id_bucket`, `ts_day`).
+    pub fn default_name_suffix(&self) -> Option<&'static str> {
+        match self {
+            Self::Identity => None,
+            Self::Bucket(_) => Some("bucket"),
+            Self::Truncate(_) => Some("trunc"),
+            Self::Year => Some("year"),
+            Self::Month => Some("month"),
+            Self::Day => Some("day"),
+            Self::Hour => Some("hour"),
+            Self::Void => Some("null"),
+        }
+    }
+}
+
+impl fmt::Display for Transform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Identity => f.write_str("identity"),
+            Self::Bucket(n) => write!(f, "bucket[{n}]"),
+            Self::Truncate(w) => write!(f, "truncate[{w}]"),
+            Self::Year => f.write_str("year"),
+            Self::Month => f.write_str("month"),
+            Self::Day => f.write_str("day"),
+            Self::Hour => f.write_str("hour"),
+            Self::Void => f.write_str("void"),
+        }
+    }
+}
+
+impl FromStr for Transform {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        let s = text.trim();
+        let param = |name: &str| -> Option<Result<u32>> {
+            let inner = s.strip_prefix(name)?.strip_prefix('[')?.strip_suffix(']')?;
+            Some(match inner.trim().parse::<u32>() {
+                Ok(0) | Err(_) => Err(Error::InvalidTransform {
+                    text: text.to_string(),
+                    reason: format!("{name} needs a positive integer parameter"),
+                }),
+                Ok(n) => Ok(n),
+            })
+        };
+        if let Some(n) = param("bucket") {
+            return Ok(Self::Bucket(n?));
+        }
+        if let Some(w) = param("truncate") {
+            return Ok(Self::Truncate(w?));
+        }
+        match s {
+            "identity" => Ok(Self::Identity),
+            "year" => Ok(Self::Year),
+            "month" => Ok(Self::Month),
+            "day" => Ok(Self::Day),
+            "hour" => Ok(Self::Hour),
+            "void" => Ok(Self::Void),
+            _ => Err(Error::InvalidTransform {
+                text: text.to_string(),
+                reason: "not a transform this library knows; writers must not commit with an unknown transform".into(),
+            }),
+        }
+    }
+}
+
+impl Serialize for Transform {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Transform {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
