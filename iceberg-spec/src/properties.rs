@@ -1,0 +1,447 @@
+//! Table properties: each key a constant, parsed once into typed settings with Java's defaults.
+//!
+//! Spec: "Table Properties" in the Iceberg configuration docs; defaults from Java's
+//! `TableProperties`. Keys marked "ours" are this library's additions.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+
+/// Parquet compression codec.
+pub const PARQUET_COMPRESSION: &str = "write.parquet.compression-codec";
+/// Default Parquet codec (Java's default since 1.4).
+pub const DEFAULT_PARQUET_COMPRESSION: &str = "zstd";
+/// Parquet compression level.
+pub const PARQUET_COMPRESSION_LEVEL: &str = "write.parquet.compression-level";
+/// Parquet row-group target size in bytes.
+pub const PARQUET_ROW_GROUP_SIZE_BYTES: &str = "write.parquet.row-group-size-bytes";
+/// Default row-group size: 128 MiB.
+pub const DEFAULT_PARQUET_ROW_GROUP_SIZE_BYTES: u64 = 128 * 1024 * 1024;
+/// Ours: row-group target in rows, which parquet-rs splits on.
+pub const PARQUET_ROW_GROUP_SIZE_ROWS: &str = "write.parquet.row-group-size-rows";
+/// Default rows per row group (parquet-rs's default).
+pub const DEFAULT_PARQUET_ROW_GROUP_SIZE_ROWS: usize = 1024 * 1024;
+/// Parquet page size in bytes.
+pub const PARQUET_PAGE_SIZE_BYTES: &str = "write.parquet.page-size-bytes";
+/// Default page size: 1 MiB.
+pub const DEFAULT_PARQUET_PAGE_SIZE_BYTES: usize = 1024 * 1024;
+/// Parquet page row limit.
+pub const PARQUET_PAGE_ROW_LIMIT: &str = "write.parquet.page-row-limit";
+/// Default page row limit.
+pub const DEFAULT_PARQUET_PAGE_ROW_LIMIT: usize = 20_000;
+/// Parquet dictionary page size in bytes.
+pub const PARQUET_DICT_SIZE_BYTES: &str = "write.parquet.dict-size-bytes";
+/// Default dictionary page size: 2 MiB.
+pub const DEFAULT_PARQUET_DICT_SIZE_BYTES: usize = 2 * 1024 * 1024;
+/// Target data file size in bytes.
+pub const WRITE_TARGET_FILE_SIZE_BYTES: &str = "write.target-file-size-bytes";
+/// Default target file size: 512 MiB.
+pub const DEFAULT_WRITE_TARGET_FILE_SIZE_BYTES: u64 = 512 * 1024 * 1024;
+/// Ours: most data files a writer keeps open at once.
+pub const WRITE_MAX_OPEN_FILES: &str = "write.max-open-files";
+/// Default open-file cap.
+pub const DEFAULT_WRITE_MAX_OPEN_FILES: usize = 64;
+/// Where data files go (default `<location>/data`).
+pub const WRITE_DATA_PATH: &str = "write.data.path";
+/// Where metadata files go (default `<location>/metadata`).
+pub const WRITE_METADATA_PATH: &str = "write.metadata.path";
+/// Object-storage layout of data file paths.
+pub const WRITE_OBJECT_STORAGE_ENABLED: &str = "write.object-storage.enabled";
+/// Default metrics mode for every column.
+pub const METRICS_DEFAULT: &str = "write.metadata.metrics.default";
+/// Prefix of per-column metrics modes.
+pub const METRICS_COLUMN_PREFIX: &str = "write.metadata.metrics.column.";
+/// Columns beyond which inferred metrics default to `none`.
+pub const METRICS_MAX_INFERRED_COLUMN_DEFAULTS: &str =
+    "write.metadata.metrics.max-inferred-column-defaults";
+/// Default for the 100-column rule.
+pub const DEFAULT_METRICS_MAX_INFERRED_COLUMN_DEFAULTS: usize = 100;
+/// Default string/binary bound truncation length.
+pub const DEFAULT_METRICS_TRUNCATE_LENGTH: usize = 16;
+/// Commit retries.
+pub const COMMIT_NUM_RETRIES: &str = "commit.retry.num-retries";
+/// Default commit retries.
+pub const DEFAULT_COMMIT_NUM_RETRIES: u32 = 4;
+/// Least wait between commit retries.
+pub const COMMIT_MIN_RETRY_WAIT_MS: &str = "commit.retry.min-wait-ms";
+/// Default least wait: 100 ms.
+pub const DEFAULT_COMMIT_MIN_RETRY_WAIT_MS: u64 = 100;
+/// Most wait between commit retries.
+pub const COMMIT_MAX_RETRY_WAIT_MS: &str = "commit.retry.max-wait-ms";
+/// Default most wait: 60 s.
+pub const DEFAULT_COMMIT_MAX_RETRY_WAIT_MS: u64 = 60_000;
+/// Total time allowed for commit retries.
+pub const COMMIT_TOTAL_RETRY_TIME_MS: &str = "commit.retry.total-timeout-ms";
+/// Default total retry time: 30 min.
+pub const DEFAULT_COMMIT_TOTAL_RETRY_TIME_MS: u64 = 30 * 60 * 1000;
+/// Whether a (merge) append folds small manifests.
+pub const MANIFEST_MERGE_ENABLED: &str = "commit.manifest-merge.enabled";
+/// Default: merging on.
+pub const DEFAULT_MANIFEST_MERGE_ENABLED: bool = true;
+/// Target manifest size in bytes.
+pub const MANIFEST_TARGET_SIZE_BYTES: &str = "commit.manifest.target-size-bytes";
+/// Default target manifest size: 8 MiB.
+pub const DEFAULT_MANIFEST_TARGET_SIZE_BYTES: u64 = 8 * 1024 * 1024;
+/// Fewest manifests in a bin before it is merged.
+pub const MANIFEST_MIN_MERGE_COUNT: &str = "commit.manifest.min-count-to-merge";
+/// Default minimum merge count.
+pub const DEFAULT_MANIFEST_MIN_MERGE_COUNT: usize = 100;
+/// Previous metadata files kept in the metadata log.
+pub const METADATA_PREVIOUS_VERSIONS_MAX: &str = "write.metadata.previous-versions-max";
+/// Default previous versions kept.
+pub const DEFAULT_METADATA_PREVIOUS_VERSIONS_MAX: usize = 100;
+/// Delete metadata files that fall off the log after a commit.
+pub const METADATA_DELETE_AFTER_COMMIT_ENABLED: &str = "write.metadata.delete-after-commit.enabled";
+/// Default: keep them.
+pub const DEFAULT_METADATA_DELETE_AFTER_COMMIT_ENABLED: bool = false;
+/// Avro codec (Java also uses it for manifests).
+pub const AVRO_COMPRESSION: &str = "write.avro.compression-codec";
+/// Manifest codec, when set it wins over the Avro codec.
+pub const MANIFEST_COMPRESSION: &str = "write.manifest.compression-codec";
+/// Default Avro codec.
+pub const DEFAULT_AVRO_COMPRESSION: &str = "gzip";
+/// Partitions summarised per snapshot.
+pub const WRITE_PARTITION_SUMMARY_LIMIT: &str = "write.summary.partition-limit";
+/// Default: no per-partition summaries.
+pub const DEFAULT_WRITE_PARTITION_SUMMARY_LIMIT: usize = 0;
+
+/// How much of a column's metrics a data file records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetricsMode {
+    /// No metrics at all, not even sizes.
+    None,
+    /// Sizes and counts, no bounds.
+    Counts,
+    /// Counts and bounds, strings and binary cut to N.
+    Truncate(usize),
+    /// Counts and exact bounds.
+    Full,
+}
+
+impl Default for MetricsMode {
+    fn default() -> Self {
+        Self::Truncate(DEFAULT_METRICS_TRUNCATE_LENGTH)
+    }
+}
+
+impl FromStr for MetricsMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let t = s.trim().to_ascii_lowercase();
+        match t.as_str() {
+            "none" => Ok(Self::None),
+            "counts" => Ok(Self::Counts),
+            "full" => Ok(Self::Full),
+            _ => {
+                let n = t
+                    .strip_prefix("truncate(")
+                    .and_then(|r| r.strip_suffix(')'))
+                    .ok_or("expected none, counts, full or truncate(N)")?;
+                match n.trim().parse::<usize>() {
+                    Ok(n) if n > 0 => Ok(Self::Truncate(n)),
+                    _ => Err("truncate length must be a positive integer".into()),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for MetricsMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::None => f.write_str("none"),
+            Self::Counts => f.write_str("counts"),
+            Self::Truncate(n) => write!(f, "truncate({n})"),
+            Self::Full => f.write_str("full"),
+        }
+    }
+}
+
+/// Metrics settings: the default mode, per-column overrides and the inferred-defaults cap.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MetricsProperties {
+    /// Explicit `write.metadata.metrics.default`, if set.
+    pub default_mode: Option<MetricsMode>,
+    /// Per-column modes by full column name.
+    pub column_modes: BTreeMap<String, MetricsMode>,
+    /// The 100-column rule's limit.
+    pub max_inferred_column_defaults: usize,
+}
+
+/// Parquet writer settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParquetProperties {
+    /// Codec name, lower case (`zstd`, `snappy`, `gzip`, `lz4`, `brotli`, `uncompressed`).
+    pub compression_codec: String,
+    /// Codec level, when set.
+    pub compression_level: Option<i32>,
+    /// Row-group target in bytes.
+    pub row_group_size_bytes: u64,
+    /// Row-group target in rows.
+    pub row_group_size_rows: usize,
+    /// Page size in bytes.
+    pub page_size_bytes: usize,
+    /// Page row limit.
+    pub page_row_limit: usize,
+    /// Dictionary page size in bytes.
+    pub dict_size_bytes: usize,
+}
+
+/// Commit retry settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitRetryProperties {
+    /// Retries after the first attempt.
+    pub num_retries: u32,
+    /// Least wait between attempts, ms.
+    pub min_wait_ms: u64,
+    /// Most wait between attempts, ms.
+    pub max_wait_ms: u64,
+    /// Total time allowed, ms.
+    pub total_timeout_ms: u64,
+}
+
+/// Manifest settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestProperties {
+    /// Merge small manifests on append.
+    pub merge_enabled: bool,
+    /// Target manifest size.
+    pub target_size_bytes: u64,
+    /// Fewest manifests in a bin before it is merged.
+    pub min_count_to_merge: usize,
+    /// Avro codec for manifests and manifest lists (`gzip`, `snappy`, `zstd`, `uncompressed`).
+    pub compression_codec: String,
+}
+
+/// Every table property this library acts on, parsed once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableProperties {
+    /// Parquet writer settings.
+    pub parquet: ParquetProperties,
+    /// Target data file size.
+    pub target_file_size_bytes: u64,
+    /// Open-file cap of the partitioned writer.
+    pub max_open_files: usize,
+    /// Data file location override.
+    pub data_path: Option<String>,
+    /// Metadata file location override.
+    pub metadata_path: Option<String>,
+    /// Object-storage path layout.
+    pub object_storage_enabled: bool,
+    /// Metrics settings.
+    pub metrics: MetricsProperties,
+    /// Commit retries.
+    pub commit_retry: CommitRetryProperties,
+    /// Manifest settings.
+    pub manifest: ManifestProperties,
+    /// Previous metadata files kept in the log.
+    pub metadata_previous_versions_max: usize,
+    /// Delete metadata files that fall off the log.
+    pub metadata_delete_after_commit: bool,
+    /// Per-partition summaries limit.
+    pub partition_summary_limit: usize,
+}
+
+impl Default for TableProperties {
+    fn default() -> Self {
+        match Self::parse(&BTreeMap::new()) {
+            Ok(p) => p,
+            // An empty map holds no value that could fail to parse.
+            Err(_) => unreachable!("defaults always parse"),
+        }
+    }
+}
+
+struct Props<'a>(&'a BTreeMap<String, String>);
+
+impl Props<'_> {
+    fn parse<T: FromStr>(&self, key: &str, default: T, expected: &str) -> Result<T> {
+        match self.0.get(key) {
+            None => Ok(default),
+            Some(v) => v.trim().parse().map_err(|_| Error::InvalidProperty {
+                key: key.into(),
+                value: v.clone(),
+                reason: format!("expected {expected}"),
+            }),
+        }
+    }
+
+    fn positive<T: FromStr + PartialOrd + Default>(&self, key: &str, default: T) -> Result<T> {
+        let v = self.parse(key, default, "a positive integer")?;
+        if v <= T::default() {
+            return Err(Error::InvalidProperty {
+                key: key.into(),
+                value: self.0.get(key).cloned().unwrap_or_default(),
+                reason: "expected a positive integer".into(),
+            });
+        }
+        Ok(v)
+    }
+
+    fn codec(&self, key: &str, default: &str, allowed: &[&str]) -> Result<String> {
+        let v = self.0.get(key).map_or(default, String::as_str).trim().to_ascii_lowercase();
+        if allowed.contains(&v.as_str()) {
+            Ok(v)
+        } else {
+            Err(Error::InvalidProperty {
+                key: key.into(),
+                value: v,
+                reason: format!("expected one of {}", allowed.join(", ")),
+            })
+        }
+    }
+}
+
+impl TableProperties {
+    /// Parses every property this library acts on; unknown keys are ignored.
+    ///
+    /// # Errors
+    /// [`Error::InvalidProperty`] naming the key, the value and what was expected.
+    pub fn parse(props: &BTreeMap<String, String>) -> Result<Self> {
+        let p = Props(props);
+        let mut column_modes = BTreeMap::new();
+        for (k, v) in props {
+            if let Some(col) = k.strip_prefix(METRICS_COLUMN_PREFIX) {
+                let mode = v.parse().map_err(|reason| Error::InvalidProperty {
+                    key: k.clone(),
+                    value: v.clone(),
+                    reason,
+                })?;
+                column_modes.insert(col.to_string(), mode);
+            }
+        }
+        let default_mode = match props.get(METRICS_DEFAULT) {
+            None => None,
+            Some(v) => Some(v.parse().map_err(|reason| Error::InvalidProperty {
+                key: METRICS_DEFAULT.into(),
+                value: v.clone(),
+                reason,
+            })?),
+        };
+        let manifest_codec_key = if props.contains_key(MANIFEST_COMPRESSION) {
+            MANIFEST_COMPRESSION
+        } else {
+            AVRO_COMPRESSION
+        };
+        let avro_codecs = ["gzip", "deflate", "snappy", "zstd", "uncompressed", "none"];
+        Ok(Self {
+            parquet: ParquetProperties {
+                compression_codec: p.codec(
+                    PARQUET_COMPRESSION,
+                    DEFAULT_PARQUET_COMPRESSION,
+                    &["zstd", "snappy", "gzip", "lz4", "brotli", "uncompressed", "none"],
+                )?,
+                compression_level: match props.get(PARQUET_COMPRESSION_LEVEL) {
+                    None => None,
+                    Some(_) => Some(p.parse(PARQUET_COMPRESSION_LEVEL, 0, "an integer")?),
+                },
+                row_group_size_bytes: p
+                    .positive(PARQUET_ROW_GROUP_SIZE_BYTES, DEFAULT_PARQUET_ROW_GROUP_SIZE_BYTES)?,
+                row_group_size_rows: p
+                    .positive(PARQUET_ROW_GROUP_SIZE_ROWS, DEFAULT_PARQUET_ROW_GROUP_SIZE_ROWS)?,
+                page_size_bytes: p.positive(PARQUET_PAGE_SIZE_BYTES, DEFAULT_PARQUET_PAGE_SIZE_BYTES)?,
+                page_row_limit: p.positive(PARQUET_PAGE_ROW_LIMIT, DEFAULT_PARQUET_PAGE_ROW_LIMIT)?,
+                dict_size_bytes: p.positive(PARQUET_DICT_SIZE_BYTES, DEFAULT_PARQUET_DICT_SIZE_BYTES)?,
+            },
+            target_file_size_bytes: p
+                .positive(WRITE_TARGET_FILE_SIZE_BYTES, DEFAULT_WRITE_TARGET_FILE_SIZE_BYTES)?,
+            max_open_files: p.positive(WRITE_MAX_OPEN_FILES, DEFAULT_WRITE_MAX_OPEN_FILES)?,
+            data_path: props.get(WRITE_DATA_PATH).cloned(),
+            metadata_path: props.get(WRITE_METADATA_PATH).cloned(),
+            object_storage_enabled: p.parse(WRITE_OBJECT_STORAGE_ENABLED, false, "true or false")?,
+            metrics: MetricsProperties {
+                default_mode,
+                column_modes,
+                max_inferred_column_defaults: p.parse(
+                    METRICS_MAX_INFERRED_COLUMN_DEFAULTS,
+                    DEFAULT_METRICS_MAX_INFERRED_COLUMN_DEFAULTS,
+                    "a non-negative integer",
+                )?,
+            },
+            commit_retry: CommitRetryProperties {
+                num_retries: p.parse(COMMIT_NUM_RETRIES, DEFAULT_COMMIT_NUM_RETRIES, "a non-negative integer")?,
+                min_wait_ms: p.parse(COMMIT_MIN_RETRY_WAIT_MS, DEFAULT_COMMIT_MIN_RETRY_WAIT_MS, "milliseconds")?,
+                max_wait_ms: p.parse(COMMIT_MAX_RETRY_WAIT_MS, DEFAULT_COMMIT_MAX_RETRY_WAIT_MS, "milliseconds")?,
+                total_timeout_ms: p.parse(
+                    COMMIT_TOTAL_RETRY_TIME_MS,
+                    DEFAULT_COMMIT_TOTAL_RETRY_TIME_MS,
+                    "milliseconds",
+                )?,
+            },
+            manifest: ManifestProperties {
+                merge_enabled: p.parse(MANIFEST_MERGE_ENABLED, DEFAULT_MANIFEST_MERGE_ENABLED, "true or false")?,
+                target_size_bytes: p.positive(MANIFEST_TARGET_SIZE_BYTES, DEFAULT_MANIFEST_TARGET_SIZE_BYTES)?,
+                min_count_to_merge: p.parse(
+                    MANIFEST_MIN_MERGE_COUNT,
+                    DEFAULT_MANIFEST_MIN_MERGE_COUNT,
+                    "a non-negative integer",
+                )?,
+                compression_codec: p.codec(manifest_codec_key, DEFAULT_AVRO_COMPRESSION, &avro_codecs)?,
+            },
+            metadata_previous_versions_max: p.parse(
+                METADATA_PREVIOUS_VERSIONS_MAX,
+                DEFAULT_METADATA_PREVIOUS_VERSIONS_MAX,
+                "a non-negative integer",
+            )?,
+            metadata_delete_after_commit: p.parse(
+                METADATA_DELETE_AFTER_COMMIT_ENABLED,
+                DEFAULT_METADATA_DELETE_AFTER_COMMIT_ENABLED,
+                "true or false",
+            )?,
+            partition_summary_limit: p.parse(
+                WRITE_PARTITION_SUMMARY_LIMIT,
+                DEFAULT_WRITE_PARTITION_SUMMARY_LIMIT,
+                "a non-negative integer",
+            )?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn defaults_are_javas() {
+        let p = TableProperties::default();
+        assert_eq!(p.parquet.compression_codec, "zstd");
+        assert_eq!(p.target_file_size_bytes, 536_870_912);
+        assert_eq!(p.commit_retry.num_retries, 4);
+        assert_eq!(p.manifest.target_size_bytes, 8_388_608);
+        assert_eq!(p.manifest.min_count_to_merge, 100);
+        assert_eq!(p.manifest.compression_codec, "gzip");
+        assert_eq!(p.metrics.max_inferred_column_defaults, 100);
+        assert_eq!(p.metadata_previous_versions_max, 100);
+    }
+
+    #[test]
+    fn parses_and_names_bad_values() {
+        let mut m = BTreeMap::new();
+        m.insert(METRICS_DEFAULT.to_string(), "truncate(8)".to_string());
+        m.insert(format!("{METRICS_COLUMN_PREFIX}a.b"), "full".to_string());
+        m.insert(PARQUET_COMPRESSION.to_string(), "SNAPPY".to_string());
+        let p = TableProperties::parse(&m).unwrap();
+        assert_eq!(p.metrics.default_mode, Some(MetricsMode::Truncate(8)));
+        assert_eq!(p.metrics.column_modes["a.b"], MetricsMode::Full);
+        assert_eq!(p.parquet.compression_codec, "snappy");
+
+        m.insert(WRITE_TARGET_FILE_SIZE_BYTES.to_string(), "-5".to_string());
+        let err = TableProperties::parse(&m).unwrap_err().to_string();
+        assert!(err.contains(WRITE_TARGET_FILE_SIZE_BYTES), "{err}");
+        m.remove(WRITE_TARGET_FILE_SIZE_BYTES);
+        m.insert(METRICS_DEFAULT.to_string(), "truncate(0)".to_string());
+        assert!(TableProperties::parse(&m).is_err());
+    }
+
+    #[test]
+    fn metrics_mode_strings() {
+        for s in ["none", "counts", "full", "truncate(16)"] {
+            assert_eq!(s.parse::<MetricsMode>().unwrap().to_string(), s);
+        }
+        assert!("truncate".parse::<MetricsMode>().is_err());
+    }
+}

@@ -1,0 +1,237 @@
+//! Reading and writing the `metadata.json` document.
+//!
+//! Reading goes through a private DTO where every field is optional, then checks which
+//! fields the format version requires, so an error names the missing field. Writing builds
+//! the object in Java's key order with the fields each version carries.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use super::{
+    EncryptionKey, FormatVersion, PartitionStatisticsFile, StatisticsFile, TableMetadata,
+};
+use crate::error::{Error, Result};
+use crate::partition::{
+    PartitionFieldJson, PartitionSpec, UNPARTITIONED_LAST_ASSIGNED_ID, fields_from_json,
+};
+use crate::schema::Schema;
+use crate::snapshot::{MAIN_BRANCH, MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotRef};
+use crate::sort_order::SortOrder;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct MetadataDto {
+    format_version: Option<i64>,
+    table_uuid: Option<Uuid>,
+    location: Option<String>,
+    last_sequence_number: Option<i64>,
+    last_updated_ms: Option<i64>,
+    last_column_id: Option<i32>,
+    schema: Option<Schema>,
+    schemas: Option<Vec<Schema>>,
+    current_schema_id: Option<i32>,
+    partition_spec: Option<Vec<PartitionFieldJson>>,
+    partition_specs: Option<Vec<PartitionSpec>>,
+    default_spec_id: Option<i32>,
+    last_partition_id: Option<i32>,
+    properties: Option<BTreeMap<String, String>>,
+    current_snapshot_id: Option<i64>,
+    snapshots: Option<Vec<Snapshot>>,
+    snapshot_log: Option<Vec<SnapshotLogEntry>>,
+    metadata_log: Option<Vec<MetadataLogEntry>>,
+    sort_orders: Option<Vec<SortOrder>>,
+    default_sort_order_id: Option<i64>,
+    refs: Option<BTreeMap<String, SnapshotRef>>,
+    statistics: Option<Vec<StatisticsFile>>,
+    partition_statistics: Option<Vec<PartitionStatisticsFile>>,
+    next_row_id: Option<i64>,
+    encryption_keys: Option<Vec<EncryptionKey>>,
+}
+
+fn missing(field: &str, version: FormatVersion) -> Error {
+    Error::invalid_metadata(field, format!("required in format version {version} but missing"))
+}
+
+fn required<T>(value: Option<T>, field: &str, version: FormatVersion) -> Result<T> {
+    value.ok_or_else(|| missing(field, version))
+}
+
+/// Parses the document without cross-reference validation.
+pub(super) fn parse(text: &str) -> Result<TableMetadata> {
+    let dto: MetadataDto = serde_json::from_str(text).map_err(|source| Error::Json {
+        what: "table metadata".into(),
+        source,
+    })?;
+    let version = FormatVersion::from_number(dto.format_version.ok_or_else(|| {
+        Error::invalid_metadata("format-version", "missing")
+    })?)?;
+    let v2 = version >= FormatVersion::V2;
+
+    let location = required(dto.location, "location", version)?;
+    let last_updated_ms = required(dto.last_updated_ms, "last-updated-ms", version)?;
+    let last_column_id = required(dto.last_column_id, "last-column-id", version)?;
+
+    let (schemas, current_schema_id) = match (dto.schemas, dto.current_schema_id, dto.schema) {
+        (Some(schemas), Some(id), _) => (schemas, id),
+        (Some(schemas), None, Some(schema)) if !v2 => (schemas, schema.schema_id()),
+        (_, _, Some(schema)) if !v2 => {
+            let id = schema.schema_id();
+            (vec![schema], id)
+        }
+        (None, _, _) => return Err(missing("schemas", version)),
+        (Some(_), None, _) => {
+            return Err(missing("current-schema-id", version));
+        }
+    };
+
+    let (partition_specs, default_spec_id) =
+        match (dto.partition_specs, dto.default_spec_id, dto.partition_spec) {
+            (Some(specs), Some(id), _) => (specs, id),
+            (Some(specs), None, _) if !v2 => {
+                let id = specs.first().map(PartitionSpec::spec_id).unwrap_or(0);
+                (specs, id)
+            }
+            (None, _, Some(fields)) if !v2 => (
+                vec![PartitionSpec::new_unchecked(0, fields_from_json(fields)?)],
+                0,
+            ),
+            (None, _, _) => {
+                return Err(missing("partition-specs", version));
+            }
+            (Some(_), None, _) => {
+                return Err(missing("default-spec-id", version));
+            }
+        };
+    let last_partition_id = match dto.last_partition_id {
+        Some(id) => id,
+        None if !v2 => partition_specs
+            .iter()
+            .filter_map(PartitionSpec::highest_field_id)
+            .max()
+            .unwrap_or(UNPARTITIONED_LAST_ASSIGNED_ID),
+        None => required(None, "last-partition-id", version)?,
+    };
+
+    let (sort_orders, default_sort_order_id) = match (dto.sort_orders, dto.default_sort_order_id)
+    {
+        (Some(orders), Some(id)) => (orders, id),
+        (None, None) if !v2 => (vec![SortOrder::unsorted()], 0),
+        (Some(orders), None) if !v2 => (orders, 0),
+        (None, _) => return Err(missing("sort-orders", version)),
+        (Some(_), None) => {
+            return Err(missing("default-sort-order-id", version));
+        }
+    };
+
+    // -1 is how v1/v2 writers say "no snapshot".
+    let current_snapshot_id = dto.current_snapshot_id.filter(|id| *id != -1);
+    let mut refs = dto.refs.unwrap_or_default();
+    if let Some(id) = current_snapshot_id {
+        refs.entry(MAIN_BRANCH.to_string())
+            .or_insert_with(|| SnapshotRef::branch(id));
+    }
+
+    let next_row_id = match version {
+        FormatVersion::V3 => Some(required(dto.next_row_id, "next-row-id", version)?),
+        _ => None,
+    };
+
+    Ok(TableMetadata {
+        format_version: version,
+        table_uuid: if v2 {
+            Some(required(dto.table_uuid, "table-uuid", version)?)
+        } else {
+            dto.table_uuid
+        },
+        location,
+        last_sequence_number: if v2 {
+            required(dto.last_sequence_number, "last-sequence-number", version)?
+        } else {
+            dto.last_sequence_number.unwrap_or(0)
+        },
+        last_updated_ms,
+        last_column_id,
+        schemas,
+        current_schema_id,
+        partition_specs,
+        default_spec_id,
+        last_partition_id,
+        properties: dto.properties.unwrap_or_default(),
+        current_snapshot_id,
+        snapshots: dto.snapshots.unwrap_or_default(),
+        snapshot_log: dto.snapshot_log.unwrap_or_default(),
+        metadata_log: dto.metadata_log.unwrap_or_default(),
+        sort_orders,
+        default_sort_order_id,
+        refs,
+        statistics: dto.statistics.unwrap_or_default(),
+        partition_statistics: dto.partition_statistics.unwrap_or_default(),
+        next_row_id,
+        encryption_keys: dto.encryption_keys.unwrap_or_default(),
+    })
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
+    // Serializing our own plain data types to a Value cannot fail (string keys only).
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// Writes the document in Java's key order with the fields the version carries.
+pub(super) fn write(meta: &TableMetadata) -> String {
+    let v = meta.format_version;
+    let mut m = Map::new();
+    m.insert("format-version".into(), json!(v.number()));
+    if let Some(uuid) = meta.table_uuid {
+        m.insert("table-uuid".into(), json!(uuid.to_string()));
+    }
+    m.insert("location".into(), json!(meta.location));
+    if v >= FormatVersion::V2 {
+        m.insert("last-sequence-number".into(), json!(meta.last_sequence_number));
+    }
+    m.insert("last-updated-ms".into(), json!(meta.last_updated_ms));
+    m.insert("last-column-id".into(), json!(meta.last_column_id));
+    if v == FormatVersion::V1 {
+        if let Ok(schema) = meta.current_schema() {
+            m.insert("schema".into(), schema.to_json());
+        }
+    }
+    m.insert("current-schema-id".into(), json!(meta.current_schema_id));
+    m.insert(
+        "schemas".into(),
+        Value::Array(meta.schemas.iter().map(Schema::to_json).collect()),
+    );
+    if v == FormatVersion::V1 {
+        if let Ok(spec) = meta.default_spec() {
+            m.insert("partition-spec".into(), spec.fields_json());
+        }
+    }
+    m.insert("default-spec-id".into(), json!(meta.default_spec_id));
+    m.insert("partition-specs".into(), to_value(&meta.partition_specs));
+    m.insert("last-partition-id".into(), json!(meta.last_partition_id));
+    m.insert("default-sort-order-id".into(), json!(meta.default_sort_order_id));
+    m.insert("sort-orders".into(), to_value(&meta.sort_orders));
+    m.insert("properties".into(), to_value(&meta.properties));
+    let current = match (meta.current_snapshot_id, v) {
+        (Some(id), _) => json!(id),
+        (None, FormatVersion::V3) => Value::Null,
+        (None, _) => json!(-1),
+    };
+    m.insert("current-snapshot-id".into(), current);
+    m.insert("refs".into(), to_value(&meta.refs));
+    m.insert("snapshots".into(), to_value(&meta.snapshots));
+    m.insert("statistics".into(), to_value(&meta.statistics));
+    m.insert("partition-statistics".into(), to_value(&meta.partition_statistics));
+    m.insert("snapshot-log".into(), to_value(&meta.snapshot_log));
+    m.insert("metadata-log".into(), to_value(&meta.metadata_log));
+    if let Some(next) = meta.next_row_id {
+        m.insert("next-row-id".into(), json!(next));
+    }
+    if !meta.encryption_keys.is_empty() {
+        m.insert("encryption-keys".into(), to_value(&meta.encryption_keys));
+    }
+    // Pretty-printing a Value of plain maps cannot fail.
+    serde_json::to_string_pretty(&Value::Object(m)).unwrap_or_default()
+}

@@ -1,0 +1,134 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+use crate::partition::PartitionSpec;
+use crate::snapshot::{Operation, Summary};
+use crate::transform::Transform;
+use crate::types::{NestedField, PrimitiveType};
+
+fn schema() -> Schema {
+    Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            NestedField::optional(2, "ts", PrimitiveType::Timestamptz),
+        ],
+    )
+    .unwrap()
+}
+
+fn table(version: FormatVersion) -> TableMetadata {
+    let s = schema();
+    let spec = PartitionSpec::builder(&s).add("ts", Transform::Day).unwrap().build().unwrap();
+    TableMetadata::new_table(
+        version,
+        Uuid::from_u128(7),
+        "file:///tmp/t/",
+        s,
+        spec,
+        SortOrder::unsorted(),
+        BTreeMap::from([("k".to_string(), "v".to_string())]),
+        1000,
+    )
+    .unwrap()
+}
+
+fn with_snapshot(mut m: TableMetadata) -> TableMetadata {
+    let v3 = m.format_version == FormatVersion::V3;
+    if m.format_version != FormatVersion::V1 {
+        m.last_sequence_number = 1;
+    }
+    m.snapshots.push(Snapshot {
+        snapshot_id: 42,
+        parent_snapshot_id: None,
+        sequence_number: if m.format_version == FormatVersion::V1 { 0 } else { 1 },
+        timestamp_ms: 2000,
+        manifest_list: Some("file:///tmp/t/metadata/snap-42-1-x.avro".into()),
+        manifests: None,
+        summary: Some(Summary::new(Operation::Append)),
+        schema_id: Some(0),
+        first_row_id: v3.then_some(0),
+        added_rows: v3.then_some(10),
+    key_id: None,
+    });
+    if v3 {
+        m.next_row_id = Some(10);
+    }
+    m.current_snapshot_id = Some(42);
+    m.refs.insert("main".into(), SnapshotRef::branch(42));
+    m.snapshot_log.push(SnapshotLogEntry { timestamp_ms: 2000, snapshot_id: 42 });
+    m.metadata_log.push(MetadataLogEntry {
+        timestamp_ms: 1000,
+        metadata_file: "file:///tmp/t/metadata/00000-a.metadata.json".into(),
+    });
+    m
+}
+
+#[test]
+fn round_trips_every_version() {
+    for v in [FormatVersion::V1, FormatVersion::V2, FormatVersion::V3] {
+        for m in [table(v), with_snapshot(table(v))] {
+            let text = m.to_json().unwrap();
+            let back = TableMetadata::from_json(&text).unwrap();
+            assert_eq!(back, m, "version {v}");
+            assert_eq!(back.to_json().unwrap(), text);
+        }
+    }
+}
+
+#[test]
+fn version_specific_fields() {
+    let v1: serde_json::Value = serde_json::from_str(&table(FormatVersion::V1).to_json().unwrap()).unwrap();
+    assert!(v1.get("schema").is_some() && v1.get("partition-spec").is_some());
+    assert!(v1.get("last-sequence-number").is_none());
+    assert_eq!(v1["current-snapshot-id"], -1);
+    let v3: serde_json::Value = serde_json::from_str(&table(FormatVersion::V3).to_json().unwrap()).unwrap();
+    assert!(v3["current-snapshot-id"].is_null());
+    assert_eq!(v3["next-row-id"], 0);
+    assert_eq!(v3["location"], "file:///tmp/t");
+    assert_eq!(v3["last-partition-id"], 1000);
+}
+
+#[test]
+fn missing_required_field_is_named() {
+    let mut v: serde_json::Value = serde_json::from_str(&table(FormatVersion::V2).to_json().unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("last-sequence-number");
+    let err = TableMetadata::from_json(&v.to_string()).unwrap_err().to_string();
+    assert!(err.contains("last-sequence-number"), "{err}");
+
+    let mut v: serde_json::Value = serde_json::from_str(&table(FormatVersion::V3).to_json().unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("next-row-id");
+    let err = TableMetadata::from_json(&v.to_string()).unwrap_err().to_string();
+    assert!(err.contains("next-row-id"), "{err}");
+}
+
+#[test]
+fn dangling_references_are_refused() {
+    let mut m = with_snapshot(table(FormatVersion::V2));
+    m.refs.insert("main".into(), SnapshotRef::branch(43));
+    assert!(m.to_json().unwrap_err().to_string().contains("refs.main"));
+
+    let mut m = table(FormatVersion::V2);
+    m.current_schema_id = 5;
+    assert!(m.to_json().unwrap_err().to_string().contains("current-schema-id"));
+
+    let mut m = table(FormatVersion::V2);
+    m.properties.insert("format-version".into(), "2".into());
+    assert!(m.to_json().is_err());
+}
+
+#[test]
+fn v3_types_need_v3() {
+    let s = Schema::new(0, vec![NestedField::optional(1, "t", PrimitiveType::TimestampNs)]).unwrap();
+    let r = TableMetadata::new_table(
+        FormatVersion::V2,
+        Uuid::from_u128(1),
+        "file:///t",
+        s,
+        PartitionSpec::unpartitioned(),
+        SortOrder::unsorted(),
+        BTreeMap::new(),
+        0,
+    );
+    assert!(r.is_err());
+}
