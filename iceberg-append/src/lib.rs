@@ -1,1 +1,95 @@
-//! placeholder
+//! `iceberg-append`: the commit layer. Fast append of data files into an Iceberg table.
+//!
+//! Layer: uses `iceberg-spec` (records, metadata) and `iceberg-io` (files); uses
+//! `iceberg-write` only through the default-on `write` feature, for
+//! [`write_and_prepare_append`]. With `default-features = false` no Parquet is compiled.
+//!
+//! Module map:
+//! - [`env`]: injectable clock and UUID source.
+//! - [`manifest`], [`manifest_list`]: the Avro files a commit writes.
+//! - [`plan`]: the pure plan of one attempt (sequence numbers, row lineage, summary, metadata).
+//! - [`append`]: [`prepare_append`] writes manifests and a manifest list, commits nothing.
+//! - [`table`]: loading, creating and naming metadata files.
+//! - [`catalog`], [`commit`]: the pointer swap, with retries that never double-commit.
+//!
+//! ```
+//! # tokio_test_block_on(async {
+//! use std::sync::Arc;
+//! use iceberg_append::{InMemoryCatalog, TableIdent, TableCreation, commit_append, Catalog};
+//! use iceberg_append::env::DeterministicEnvironment;
+//! use iceberg_spec::{DataFile, NestedField, PrimitiveType, Schema};
+//!
+//! let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 1, 42));
+//! let catalog = InMemoryCatalog::new(iceberg_io::FileIo::memory(), env.clone());
+//! let ident = TableIdent::parse("db.events").unwrap();
+//! let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+//! catalog.create_table(&ident, TableCreation::new("memory://wh/db/events", schema)).await.unwrap();
+//! let file = DataFile {
+//!     file_path: "memory://wh/db/events/data/a.parquet".into(),
+//!     record_count: 10,
+//!     file_size_in_bytes: 1234,
+//!     ..Default::default()
+//! };
+//! let done = commit_append(&catalog, &ident, vec![file], Default::default(), env.as_ref()).await.unwrap();
+//! assert_eq!(done.added_records, 10);
+//! let table = catalog.load_table(&ident).await.unwrap();
+//! assert_eq!(table.metadata.current_snapshot_id, Some(done.snapshot_id));
+//! # });
+//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+//! # }
+//! ```
+
+pub mod append;
+mod avro;
+pub mod catalog;
+pub mod commit;
+pub mod env;
+pub mod error;
+pub mod manifest;
+pub mod manifest_list;
+pub mod plan;
+pub mod summary;
+pub mod table;
+
+pub use append::{AppendResult, OP_APPEND, prepare_append, read_manifest_list};
+pub use catalog::{Catalog, InMemoryCatalog, TableIdent};
+pub use commit::{CommitOutcome, commit_append};
+pub use env::{DeterministicEnvironment, Environment, SystemEnvironment};
+pub use error::{Error, Result};
+pub use summary::{ICEBERG_VERSION_KEY, LIBRARY_VERSION};
+pub use table::{
+    Table, TableCreation, create_table, metadata_dir, metadata_file_name, next_metadata_version,
+    write_metadata_file,
+};
+
+/// Writes `batches` as data files with the table's spec and properties, then prepares the
+/// append. Nothing is committed.
+///
+/// # Errors
+/// When writing the data files fails (nothing is committed), or as [`prepare_append`].
+#[cfg(feature = "write")]
+pub async fn write_and_prepare_append(
+    io: &iceberg_io::FileIo,
+    table: &Table,
+    batches: &[arrow_array::RecordBatch],
+    env: &dyn Environment,
+) -> Result<AppendResult> {
+    let meta = &table.metadata;
+    let options = iceberg_write::WriteOptions::from_table_properties(&meta.properties)?;
+    let sort_order_id = meta
+        .default_sort_order()
+        .filter(|o| !o.is_unsorted())
+        .map(|o| o.order_id as i32);
+    let files = iceberg_write::write_data_files(
+        io,
+        &meta.location,
+        batches,
+        meta.current_schema()?,
+        meta.default_spec()?,
+        sort_order_id,
+        &options,
+    )
+    .await?;
+    prepare_append(io, table, files, Default::default(), env).await
+}

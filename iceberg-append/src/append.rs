@@ -1,0 +1,240 @@
+//! The append itself: write the manifests once, then plan and write a manifest list per
+//! attempt. Nothing here swaps a pointer; [`crate::commit`] does that through a catalog.
+
+use std::collections::{BTreeMap, HashSet};
+
+use bytes::Bytes;
+use iceberg_io::FileIo;
+use iceberg_spec::snapshot::MAIN_BRANCH;
+use iceberg_spec::{DataContentType, DataFile, ManifestEntry, ManifestFile, TableMetadata, TableProperties};
+use uuid::Uuid;
+
+use crate::env::Environment;
+use crate::error::{Error, Result};
+use crate::manifest::{ManifestContext, encode_manifests};
+use crate::manifest_list::{decode_manifest_list, encode_manifest_list};
+use crate::plan::{AttemptInputs, plan_fast_append};
+use crate::summary::AddedCounts;
+use crate::table::{Table, metadata_dir};
+
+/// The `operation` of an append snapshot.
+pub const OP_APPEND: &str = "append";
+
+/// A prepared commit: the new metadata and where its files went. Nothing is committed yet.
+#[derive(Debug, Clone)]
+pub struct AppendResult {
+    /// The table metadata after the commit.
+    pub metadata: TableMetadata,
+    /// The new snapshot's id.
+    pub snapshot_id: i64,
+    /// The manifest list of this attempt.
+    pub manifest_list: String,
+    /// The manifests this append wrote.
+    pub manifest_paths: Vec<String>,
+    /// The data files it adds.
+    pub data_files: Vec<DataFile>,
+    /// The manifest-list rows of the manifests it wrote (reused on retry).
+    pub new_manifests: Vec<ManifestFile>,
+    /// The commit's UUID (in manifest and manifest-list names).
+    pub commit_uuid: Uuid,
+    /// The attempt number, from 1.
+    pub attempt: u32,
+}
+
+impl AppendResult {
+    /// Rows added by this append.
+    pub fn added_records(&self) -> i64 {
+        self.data_files.iter().map(|f| f.record_count).sum()
+    }
+}
+
+fn check_files(meta: &TableMetadata, files: &[DataFile]) -> Result<()> {
+    let mut seen = HashSet::new();
+    for f in files {
+        let bad = |reason: String| Error::InvalidDataFile {
+            path: f.file_path.clone(),
+            reason,
+        };
+        if f.content != DataContentType::Data {
+            return Err(bad("an append adds data files only, not delete files".into()));
+        }
+        let spec = meta
+            .spec_by_id(f.spec_id)
+            .ok_or_else(|| bad(format!("partition spec {} is not in the table", f.spec_id)))?;
+        if f.partition.len() != spec.fields().len() {
+            return Err(bad(format!(
+                "partition tuple has {} values, spec {} has {} fields",
+                f.partition.len(),
+                f.spec_id,
+                spec.fields().len()
+            )));
+        }
+        if f.record_count < 0 || f.file_size_in_bytes < 0 {
+            return Err(bad("negative record count or file size".into()));
+        }
+        if !seen.insert(f.file_path.as_str()) {
+            return Err(bad("the same file is added twice".into()));
+        }
+    }
+    Ok(())
+}
+
+/// The manifests of a snapshot's manifest list (empty for no snapshot).
+///
+/// # Errors
+/// When the manifest list cannot be read or decoded.
+pub async fn read_manifest_list(io: &FileIo, manifest_list: Option<&str>) -> Result<Vec<ManifestFile>> {
+    match manifest_list {
+        None => Ok(Vec::new()),
+        Some(path) => {
+            let bytes = io.read(path).await?;
+            decode_manifest_list(path, &bytes)
+        }
+    }
+}
+
+/// Writes the manifests of `data_files` (ADDED entries, grouped by spec), once per append.
+async fn write_manifests(
+    io: &FileIo,
+    meta: &TableMetadata,
+    props: &TableProperties,
+    snapshot_id: i64,
+    commit_uuid: Uuid,
+    data_files: &[DataFile],
+    env: &dyn Environment,
+) -> Result<Vec<ManifestFile>> {
+    let schema = meta.current_schema()?;
+    let dir = metadata_dir(meta);
+    let mut by_spec: BTreeMap<i32, Vec<ManifestEntry>> = BTreeMap::new();
+    for f in data_files {
+        by_spec
+            .entry(f.spec_id)
+            .or_default()
+            .push(ManifestEntry::added(snapshot_id, f.clone()));
+    }
+    let mut written = Vec::new();
+    let mut n = 0usize;
+    for (spec_id, entries) in by_spec {
+        let Some(spec) = meta.spec_by_id(spec_id) else {
+            continue;
+        };
+        let ctx = ManifestContext {
+            version: meta.format_version,
+            schema,
+            spec,
+            codec: &props.manifest.compression_codec,
+            marker: env.sync_marker(),
+            target_size_bytes: props.manifest.target_size_bytes,
+        };
+        let encoded = encode_manifests(&ctx, snapshot_id, &entries, |_| {
+            let path = format!("{dir}/{commit_uuid}-m{n}.avro");
+            n += 1;
+            path
+        })?;
+        for m in encoded {
+            io.put(&m.file.manifest_path, Bytes::from(m.bytes)).await?;
+            written.push(m.file);
+        }
+    }
+    Ok(written)
+}
+
+/// Writes the manifest(s) and the manifest list of a fast append of `data_files` onto `table`,
+/// and returns the metadata to commit. Nothing is committed.
+///
+/// # Errors
+/// When a data file does not belong to the table, or IO fails.
+pub async fn prepare_append(
+    io: &FileIo,
+    table: &Table,
+    data_files: Vec<DataFile>,
+    extra_summary: BTreeMap<String, String>,
+    env: &dyn Environment,
+) -> Result<AppendResult> {
+    let meta = &table.metadata;
+    check_files(meta, &data_files)?;
+    let props = TableProperties::parse(&meta.properties)?;
+    let mut snapshot_id = env.new_snapshot_id();
+    while meta.snapshot_by_id(snapshot_id).is_some() {
+        snapshot_id = env.new_snapshot_id();
+    }
+    let commit_uuid = env.new_uuid();
+    let new_manifests =
+        write_manifests(io, meta, &props, snapshot_id, commit_uuid, &data_files, env).await?;
+    let pending = PendingAppend {
+        snapshot_id,
+        commit_uuid,
+        data_files,
+        new_manifests,
+        extra_summary,
+        branch: MAIN_BRANCH.to_string(),
+    };
+    pending.attempt(io, table, 1, env).await
+}
+
+/// An append whose manifests are written; each attempt plans it onto a base.
+#[derive(Debug, Clone)]
+pub(crate) struct PendingAppend {
+    pub(crate) snapshot_id: i64,
+    pub(crate) commit_uuid: Uuid,
+    pub(crate) data_files: Vec<DataFile>,
+    pub(crate) new_manifests: Vec<ManifestFile>,
+    pub(crate) extra_summary: BTreeMap<String, String>,
+    pub(crate) branch: String,
+}
+
+impl PendingAppend {
+    /// Plans attempt `attempt` onto `base` and writes its manifest list.
+    pub(crate) async fn attempt(
+        &self,
+        io: &FileIo,
+        base: &Table,
+        attempt: u32,
+        env: &dyn Environment,
+    ) -> Result<AppendResult> {
+        let meta = &base.metadata;
+        let parent_list = meta.branch_head(&self.branch).and_then(|s| s.manifest_list.clone());
+        let parent_manifests = read_manifest_list(io, parent_list.as_deref()).await?;
+        let schema = meta.current_schema()?;
+        let added = AddedCounts::of(meta, schema, &self.data_files)?;
+        let manifest_list_path = format!(
+            "{}/snap-{}-{attempt}-{}.avro",
+            metadata_dir(meta),
+            self.snapshot_id,
+            self.commit_uuid
+        );
+        let props = TableProperties::parse(&meta.properties)?;
+        let plan = plan_fast_append(
+            meta,
+            &AttemptInputs {
+                snapshot_id: self.snapshot_id,
+                branch: &self.branch,
+                new_manifests: &self.new_manifests,
+                parent_manifests: &parent_manifests,
+                added: &added,
+                extra_summary: &self.extra_summary,
+                manifest_list_path: manifest_list_path.clone(),
+                base_location: base.metadata_location.as_deref(),
+                now_ms: env.now_ms(),
+            },
+        )?;
+        let bytes = encode_manifest_list(
+            &manifest_list_path,
+            &plan.header,
+            &plan.manifests,
+            &props.manifest.compression_codec,
+            env.sync_marker(),
+        )?;
+        io.put(&manifest_list_path, Bytes::from(bytes)).await?;
+        Ok(AppendResult {
+            metadata: plan.metadata,
+            snapshot_id: self.snapshot_id,
+            manifest_list: manifest_list_path,
+            manifest_paths: self.new_manifests.iter().map(|m| m.manifest_path.clone()).collect(),
+            data_files: self.data_files.clone(),
+            new_manifests: self.new_manifests.clone(),
+            commit_uuid: self.commit_uuid,
+            attempt,
+        })
+    }
+}

@@ -1,0 +1,495 @@
+//! Conversions between our records and apache-avro values, field for field with the schemas
+//! in [`super::schema`] (same names, same order, same version rules).
+
+use std::collections::BTreeMap;
+
+use apache_avro::types::Value;
+use iceberg_spec::{
+    DataContentType, DataFile, Datum, FieldSummary, FileFormat, FormatVersion, ManifestContent,
+    ManifestEntry, ManifestFile, ManifestStatus, PrimitiveType, StructType, Type,
+};
+
+use crate::error::{Error, Result};
+
+/// Java's `block_size_in_bytes` for v1 manifests.
+const V1_BLOCK_SIZE_BYTES: i64 = 64 * 1024 * 1024;
+
+fn some(v: Value) -> Value {
+    Value::Union(1, Box::new(v))
+}
+
+fn null() -> Value {
+    Value::Union(0, Box::new(Value::Null))
+}
+
+fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> Value) -> Value {
+    v.map_or_else(null, |v| some(f(v)))
+}
+
+fn long_map(m: &BTreeMap<i32, i64>) -> Value {
+    some(Value::Array(
+        m.iter()
+            .map(|(k, v)| Value::Record(vec![("key".into(), Value::Int(*k)), ("value".into(), Value::Long(*v))]))
+            .collect(),
+    ))
+}
+
+fn bytes_map(m: &BTreeMap<i32, Vec<u8>>) -> Value {
+    some(Value::Array(
+        m.iter()
+            .map(|(k, v)| {
+                Value::Record(vec![("key".into(), Value::Int(*k)), ("value".into(), Value::Bytes(v.clone()))])
+            })
+            .collect(),
+    ))
+}
+
+/// A partition value as Avro, in the logical type the schema declares.
+fn datum_to_avro(d: &Datum, ty: &PrimitiveType) -> Result<Value> {
+    Ok(match (d, ty) {
+        (Datum::Boolean(v), _) => Value::Boolean(*v),
+        (Datum::Int(v), _) => Value::Int(*v),
+        (Datum::Long(v), _) => Value::Long(*v),
+        (Datum::Float(v), _) => Value::Float(*v),
+        (Datum::Double(v), _) => Value::Double(*v),
+        (Datum::Date(v), _) => Value::Date(*v),
+        (Datum::Time(v), _) => Value::TimeMicros(*v),
+        (Datum::Timestamp(v), _) => Value::TimestampMicros(*v),
+        (Datum::Timestamptz(v), _) => Value::TimestampMicros(*v),
+        (Datum::TimestampNs(v), _) => Value::TimestampNanos(*v),
+        (Datum::TimestamptzNs(v), _) => Value::TimestampNanos(*v),
+        (Datum::String(v), _) => Value::String(v.clone()),
+        (Datum::Uuid(v), _) => Value::Uuid(*v),
+        (Datum::Fixed(v), _) => Value::Fixed(v.len(), v.clone()),
+        (Datum::Binary(v), _) => Value::Bytes(v.clone()),
+        (Datum::Decimal { unscaled, .. }, PrimitiveType::Decimal { precision, .. }) => {
+            let size = PrimitiveType::decimal_required_bytes(*precision);
+            let full = unscaled.to_be_bytes();
+            Value::Decimal(apache_avro::Decimal::from(full[16 - size..].to_vec()))
+        }
+        (other, ty) => {
+            return Err(Error::invalid_manifest(
+                "",
+                format!("partition value {other:?} does not fit type {ty}"),
+            ));
+        }
+    })
+}
+
+/// A partition value read back from Avro.
+fn avro_to_datum(v: &Value, ty: &PrimitiveType, path: &str) -> Result<Option<Datum>> {
+    let bad = || Error::invalid_manifest(path, format!("partition value {v:?} is not a {ty}"));
+    let v = match v {
+        Value::Union(_, inner) => inner.as_ref(),
+        other => other,
+    };
+    Ok(Some(match (v, ty) {
+        (Value::Null, _) => return Ok(None),
+        (Value::Boolean(b), PrimitiveType::Boolean) => Datum::Boolean(*b),
+        (Value::Int(i), PrimitiveType::Int) => Datum::Int(*i),
+        (Value::Long(i), PrimitiveType::Long) => Datum::Long(*i),
+        (Value::Float(f), PrimitiveType::Float) => Datum::Float(*f),
+        (Value::Double(f), PrimitiveType::Double) => Datum::Double(*f),
+        (Value::Date(d) | Value::Int(d), PrimitiveType::Date) => Datum::Date(*d),
+        (Value::TimeMicros(t) | Value::Long(t), PrimitiveType::Time) => Datum::Time(*t),
+        (Value::TimestampMicros(t) | Value::LocalTimestampMicros(t) | Value::Long(t), PrimitiveType::Timestamp) => {
+            Datum::Timestamp(*t)
+        }
+        (Value::TimestampMicros(t) | Value::LocalTimestampMicros(t) | Value::Long(t), PrimitiveType::Timestamptz) => {
+            Datum::Timestamptz(*t)
+        }
+        (Value::TimestampNanos(t) | Value::LocalTimestampNanos(t) | Value::Long(t), PrimitiveType::TimestampNs) => {
+            Datum::TimestampNs(*t)
+        }
+        (Value::TimestampNanos(t) | Value::LocalTimestampNanos(t) | Value::Long(t), PrimitiveType::TimestamptzNs) => {
+            Datum::TimestamptzNs(*t)
+        }
+        (Value::String(s), PrimitiveType::String) => Datum::String(s.clone()),
+        (Value::Uuid(u), PrimitiveType::Uuid) => Datum::Uuid(*u),
+        (Value::Fixed(_, b), PrimitiveType::Uuid) => Datum::Uuid(uuid::Uuid::from_slice(b).map_err(|_| bad())?),
+        (Value::Fixed(_, b), PrimitiveType::Fixed(_)) => Datum::Fixed(b.clone()),
+        (Value::Bytes(b), PrimitiveType::Binary) => Datum::Binary(b.clone()),
+        (Value::Decimal(d), PrimitiveType::Decimal { precision, scale }) => {
+            let bytes: Vec<u8> = d.try_into().map_err(|_| bad())?;
+            Datum::Decimal { unscaled: be_to_i128(&bytes).ok_or_else(bad)?, precision: *precision, scale: *scale }
+        }
+        (Value::Fixed(_, b), PrimitiveType::Decimal { precision, scale }) => Datum::Decimal {
+            unscaled: be_to_i128(b).ok_or_else(bad)?,
+            precision: *precision,
+            scale: *scale,
+        },
+        _ => return Err(bad()),
+    }))
+}
+
+fn be_to_i128(b: &[u8]) -> Option<i128> {
+    if b.is_empty() || b.len() > 16 {
+        return None;
+    }
+    let fill = if b[0] & 0x80 != 0 { 0xFF } else { 0 };
+    let mut buf = [fill; 16];
+    buf[16 - b.len()..].copy_from_slice(b);
+    Some(i128::from_be_bytes(buf))
+}
+
+fn partition_types(pt: &StructType) -> Vec<PrimitiveType> {
+    pt.fields
+        .iter()
+        .map(|f| match &f.field_type {
+            Type::Primitive(p) => p.clone(),
+            _ => PrimitiveType::Binary,
+        })
+        .collect()
+}
+
+/// A manifest entry as an Avro record of the version's `manifest_entry` schema.
+pub(crate) fn entry_to_avro(e: &ManifestEntry, version: FormatVersion, pt: &StructType) -> Result<Value> {
+    let v1 = version == FormatVersion::V1;
+    let v3 = version == FormatVersion::V3;
+    let f = &e.data_file;
+    let types = partition_types(pt);
+    if f.partition.len() != types.len() {
+        return Err(Error::InvalidDataFile {
+            path: f.file_path.clone(),
+            reason: format!(
+                "partition tuple has {} values but spec {} has {} fields",
+                f.partition.len(),
+                f.spec_id,
+                types.len()
+            ),
+        });
+    }
+    let mut partition = Vec::with_capacity(types.len());
+    for ((field, value), ty) in pt.fields.iter().zip(&f.partition).zip(&types) {
+        let v = match value {
+            None => null(),
+            Some(d) => some(datum_to_avro(d, ty).map_err(|_| Error::InvalidDataFile {
+                path: f.file_path.clone(),
+                reason: format!("partition field `{}` value {d:?} is not a {ty}", field.name),
+            })?),
+        };
+        partition.push((field.name.clone(), v));
+    }
+    let mut df: Vec<(String, Value)> = Vec::new();
+    if !v1 {
+        df.push(("content".into(), Value::Int(f.content.code())));
+    }
+    df.push(("file_path".into(), Value::String(f.file_path.clone())));
+    df.push(("file_format".into(), Value::String(f.file_format.as_str().into())));
+    df.push(("partition".into(), Value::Record(partition)));
+    df.push(("record_count".into(), Value::Long(f.record_count)));
+    df.push(("file_size_in_bytes".into(), Value::Long(f.file_size_in_bytes)));
+    if v1 {
+        df.push(("block_size_in_bytes".into(), Value::Long(V1_BLOCK_SIZE_BYTES)));
+    }
+    df.push(("column_sizes".into(), long_map(&f.column_sizes)));
+    df.push(("value_counts".into(), long_map(&f.value_counts)));
+    df.push(("null_value_counts".into(), long_map(&f.null_value_counts)));
+    df.push(("nan_value_counts".into(), long_map(&f.nan_value_counts)));
+    df.push(("lower_bounds".into(), bytes_map(&f.lower_bounds)));
+    df.push(("upper_bounds".into(), bytes_map(&f.upper_bounds)));
+    df.push(("key_metadata".into(), opt(f.key_metadata.clone(), Value::Bytes)));
+    df.push((
+        "split_offsets".into(),
+        opt(f.split_offsets.as_ref(), |s| Value::Array(s.iter().map(|o| Value::Long(*o)).collect())),
+    ));
+    if !v1 {
+        df.push((
+            "equality_ids".into(),
+            opt(f.equality_ids.as_ref(), |s| Value::Array(s.iter().map(|o| Value::Int(*o)).collect())),
+        ));
+    }
+    df.push(("sort_order_id".into(), opt(f.sort_order_id, Value::Int)));
+    if v3 {
+        df.push(("first_row_id".into(), opt(f.first_row_id, Value::Long)));
+    }
+    if !v1 {
+        df.push(("referenced_data_file".into(), opt(f.referenced_data_file.clone(), Value::String)));
+    }
+    if v3 {
+        df.push(("content_offset".into(), opt(f.content_offset, Value::Long)));
+        df.push(("content_size_in_bytes".into(), opt(f.content_size_in_bytes, Value::Long)));
+    }
+    let mut entry = vec![
+        ("status".into(), Value::Int(e.status.code())),
+        ("snapshot_id".into(), opt(e.snapshot_id, Value::Long)),
+    ];
+    if !v1 {
+        entry.push(("sequence_number".into(), opt(e.sequence_number, Value::Long)));
+        entry.push(("file_sequence_number".into(), opt(e.file_sequence_number, Value::Long)));
+    }
+    entry.push(("data_file".into(), Value::Record(df)));
+    Ok(Value::Record(entry))
+}
+
+/// Named fields of a record value, unions unwrapped, for reading.
+pub(crate) struct Fields<'a> {
+    path: &'a str,
+    fields: BTreeMap<&'a str, &'a Value>,
+}
+
+impl<'a> Fields<'a> {
+    pub(crate) fn of(v: &'a Value, path: &'a str) -> Result<Self> {
+        match v {
+            Value::Record(fs) => Ok(Self {
+                path,
+                fields: fs
+                    .iter()
+                    .map(|(k, v)| {
+                        let v = match v {
+                            Value::Union(_, inner) => inner.as_ref(),
+                            other => other,
+                        };
+                        (k.as_str(), v)
+                    })
+                    .collect(),
+            }),
+            _ => Err(Error::invalid_manifest(path, "expected a record")),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&'a Value> {
+        self.fields.get(name).copied().filter(|v| !matches!(v, Value::Null))
+    }
+
+    fn missing(&self, name: &str) -> Error {
+        Error::invalid_manifest(self.path, format!("field `{name}` is missing or has the wrong type"))
+    }
+
+    pub(crate) fn long(&self, name: &str) -> Result<i64> {
+        self.opt_long(name)?.ok_or_else(|| self.missing(name))
+    }
+
+    pub(crate) fn opt_long(&self, name: &str) -> Result<Option<i64>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Long(v)) => Ok(Some(*v)),
+            Some(Value::Int(v)) => Ok(Some(i64::from(*v))),
+            Some(_) => Err(self.missing(name)),
+        }
+    }
+
+    pub(crate) fn int(&self, name: &str) -> Result<i32> {
+        self.opt_int(name)?.ok_or_else(|| self.missing(name))
+    }
+
+    pub(crate) fn opt_int(&self, name: &str) -> Result<Option<i32>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Int(v)) => Ok(Some(*v)),
+            Some(_) => Err(self.missing(name)),
+        }
+    }
+
+    pub(crate) fn string(&self, name: &str) -> Result<String> {
+        match self.get(name) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            _ => Err(self.missing(name)),
+        }
+    }
+
+    pub(crate) fn opt_bytes(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Bytes(b)) => Ok(Some(b.clone())),
+            Some(_) => Err(self.missing(name)),
+        }
+    }
+
+    fn array(&self, name: &str) -> Result<Option<&'a Vec<Value>>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Array(a)) => Ok(Some(a)),
+            Some(_) => Err(self.missing(name)),
+        }
+    }
+
+    fn int_map<T>(&self, name: &str, f: impl Fn(&Value) -> Option<T>) -> Result<BTreeMap<i32, T>> {
+        let mut out = BTreeMap::new();
+        for item in self.array(name)?.into_iter().flatten() {
+            let kv = Fields::of(item, self.path)?;
+            let k = kv.int("key")?;
+            let v = kv.get("value").and_then(&f).ok_or_else(|| self.missing(name))?;
+            out.insert(k, v);
+        }
+        Ok(out)
+    }
+}
+
+/// A manifest entry read from an Avro record; `spec_id` and `pt` come from the manifest.
+pub(crate) fn avro_to_entry(v: &Value, spec_id: i32, pt: &StructType, path: &str) -> Result<ManifestEntry> {
+    let e = Fields::of(v, path)?;
+    let df_value = e.get("data_file").ok_or_else(|| e.missing("data_file"))?;
+    let df = Fields::of(df_value, path)?;
+    let part_value = df.get("partition").ok_or_else(|| df.missing("partition"))?;
+    let part = match part_value {
+        Value::Record(fs) => fs,
+        _ => return Err(df.missing("partition")),
+    };
+    let types = partition_types(pt);
+    let mut partition = Vec::with_capacity(types.len());
+    for (field, ty) in pt.fields.iter().zip(&types) {
+        let value = part
+            .iter()
+            .find(|(name, _)| *name == field.name)
+            .map(|(_, v)| v)
+            .unwrap_or(&Value::Null);
+        partition.push(avro_to_datum(value, ty, path)?);
+    }
+    let long = |v: &Value| match v {
+        Value::Long(l) => Some(*l),
+        _ => None,
+    };
+    let bytes = |v: &Value| match v {
+        Value::Bytes(b) => Some(b.clone()),
+        _ => None,
+    };
+    let list = |name: &str, f: &dyn Fn(&Value) -> Option<i64>| -> Result<Option<Vec<i64>>> {
+        df.array(name)?
+            .map(|a| a.iter().map(|x| f(x).ok_or_else(|| df.missing(name))).collect())
+            .transpose()
+    };
+    let data_file = DataFile {
+        content: match df.opt_int("content")? {
+            Some(c) => DataContentType::from_code(c)?,
+            None => DataContentType::Data,
+        },
+        file_path: df.string("file_path")?,
+        file_format: FileFormat::parse(&df.string("file_format")?)?,
+        spec_id,
+        partition,
+        record_count: df.long("record_count")?,
+        file_size_in_bytes: df.long("file_size_in_bytes")?,
+        column_sizes: df.int_map("column_sizes", long)?,
+        value_counts: df.int_map("value_counts", long)?,
+        null_value_counts: df.int_map("null_value_counts", long)?,
+        nan_value_counts: df.int_map("nan_value_counts", long)?,
+        lower_bounds: df.int_map("lower_bounds", bytes)?,
+        upper_bounds: df.int_map("upper_bounds", bytes)?,
+        key_metadata: df.opt_bytes("key_metadata")?,
+        split_offsets: list("split_offsets", &long)?,
+        equality_ids: list("equality_ids", &|v| match v {
+            Value::Int(i) => Some(i64::from(*i)),
+            _ => None,
+        })?
+        .map(|ids| ids.into_iter().map(|i| i as i32).collect()),
+        sort_order_id: df.opt_int("sort_order_id")?,
+        first_row_id: df.opt_long("first_row_id")?,
+        referenced_data_file: match df.get("referenced_data_file") {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        },
+        content_offset: df.opt_long("content_offset")?,
+        content_size_in_bytes: df.opt_long("content_size_in_bytes")?,
+    };
+    Ok(ManifestEntry {
+        status: ManifestStatus::from_code(e.int("status")?)?,
+        snapshot_id: e.opt_long("snapshot_id")?,
+        sequence_number: e.opt_long("sequence_number")?,
+        file_sequence_number: e.opt_long("file_sequence_number")?,
+        data_file,
+    })
+}
+
+/// A manifest-list row as an Avro record of the version's `manifest_file` schema.
+pub(crate) fn manifest_file_to_avro(m: &ManifestFile, version: FormatVersion) -> Value {
+    let partitions = opt(m.partitions.as_ref(), |ps| {
+        Value::Array(
+            ps.iter()
+                .map(|s| {
+                    Value::Record(vec![
+                        ("contains_null".into(), Value::Boolean(s.contains_null)),
+                        ("contains_nan".into(), opt(s.contains_nan, Value::Boolean)),
+                        ("lower_bound".into(), opt(s.lower_bound.clone(), Value::Bytes)),
+                        ("upper_bound".into(), opt(s.upper_bound.clone(), Value::Bytes)),
+                    ])
+                })
+                .collect(),
+        )
+    });
+    let mut r: Vec<(String, Value)> = vec![
+        ("manifest_path".into(), Value::String(m.manifest_path.clone())),
+        ("manifest_length".into(), Value::Long(m.manifest_length)),
+        ("partition_spec_id".into(), Value::Int(m.partition_spec_id)),
+    ];
+    if version == FormatVersion::V1 {
+        r.extend([
+            ("added_snapshot_id".into(), Value::Long(m.added_snapshot_id)),
+            ("added_files_count".into(), opt(m.added_files_count, Value::Int)),
+            ("existing_files_count".into(), opt(m.existing_files_count, Value::Int)),
+            ("deleted_files_count".into(), opt(m.deleted_files_count, Value::Int)),
+            ("partitions".into(), partitions),
+            ("added_rows_count".into(), opt(m.added_rows_count, Value::Long)),
+            ("existing_rows_count".into(), opt(m.existing_rows_count, Value::Long)),
+            ("deleted_rows_count".into(), opt(m.deleted_rows_count, Value::Long)),
+            ("key_metadata".into(), opt(m.key_metadata.clone(), Value::Bytes)),
+        ]);
+    } else {
+        r.extend([
+            ("content".into(), Value::Int(m.content.code())),
+            ("sequence_number".into(), Value::Long(m.sequence_number)),
+            ("min_sequence_number".into(), Value::Long(m.min_sequence_number)),
+            ("added_snapshot_id".into(), Value::Long(m.added_snapshot_id)),
+            ("added_files_count".into(), Value::Int(m.added_files_count.unwrap_or(0))),
+            ("existing_files_count".into(), Value::Int(m.existing_files_count.unwrap_or(0))),
+            ("deleted_files_count".into(), Value::Int(m.deleted_files_count.unwrap_or(0))),
+            ("added_rows_count".into(), Value::Long(m.added_rows_count.unwrap_or(0))),
+            ("existing_rows_count".into(), Value::Long(m.existing_rows_count.unwrap_or(0))),
+            ("deleted_rows_count".into(), Value::Long(m.deleted_rows_count.unwrap_or(0))),
+            ("partitions".into(), partitions),
+            ("key_metadata".into(), opt(m.key_metadata.clone(), Value::Bytes)),
+        ]);
+        if version == FormatVersion::V3 {
+            r.push(("first_row_id".into(), opt(m.first_row_id, Value::Long)));
+        }
+    }
+    Value::Record(r)
+}
+
+/// A manifest-list row read from an Avro record (v1 rows get sequence numbers 0).
+pub(crate) fn avro_to_manifest_file(v: &Value, path: &str) -> Result<ManifestFile> {
+    let m = Fields::of(v, path)?;
+    let partitions = m
+        .array("partitions")?
+        .map(|a| {
+            a.iter()
+                .map(|s| {
+                    let s = Fields::of(s, path)?;
+                    Ok(FieldSummary {
+                        contains_null: match s.get("contains_null") {
+                            Some(Value::Boolean(b)) => *b,
+                            _ => return Err(s.missing("contains_null")),
+                        },
+                        contains_nan: match s.get("contains_nan") {
+                            Some(Value::Boolean(b)) => Some(*b),
+                            _ => None,
+                        },
+                        lower_bound: s.opt_bytes("lower_bound")?,
+                        upper_bound: s.opt_bytes("upper_bound")?,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .transpose()?;
+    Ok(ManifestFile {
+        manifest_path: m.string("manifest_path")?,
+        manifest_length: m.long("manifest_length")?,
+        partition_spec_id: m.int("partition_spec_id")?,
+        content: match m.opt_int("content")? {
+            Some(c) => ManifestContent::from_code(c)?,
+            None => ManifestContent::Data,
+        },
+        sequence_number: m.opt_long("sequence_number")?.unwrap_or(0),
+        min_sequence_number: m.opt_long("min_sequence_number")?.unwrap_or(0),
+        added_snapshot_id: m.long("added_snapshot_id")?,
+        added_files_count: m.opt_int("added_files_count")?,
+        existing_files_count: m.opt_int("existing_files_count")?,
+        deleted_files_count: m.opt_int("deleted_files_count")?,
+        added_rows_count: m.opt_long("added_rows_count")?,
+        existing_rows_count: m.opt_long("existing_rows_count")?,
+        deleted_rows_count: m.opt_long("deleted_rows_count")?,
+        partitions,
+        key_metadata: m.opt_bytes("key_metadata")?,
+        first_row_id: m.opt_long("first_row_id")?,
+    })
+}

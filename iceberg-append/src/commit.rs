@@ -1,0 +1,136 @@
+//! Committing an append through a catalog, with Java's retry rules and no double commits.
+//!
+//! ```text
+//! data files -> manifest(s) -> manifest list -> metadata.json -> catalog pointer swap
+//!               (written once)  (one per attempt)                   (conflict? reload,
+//!                                                                     re-plan, retry)
+//! ```
+//! On a conflict the table is reloaded; if our snapshot id is already there the earlier
+//! attempt landed and its answer was lost, so we are done. Otherwise the same snapshot id
+//! and manifests are planned onto the new base with a new manifest list.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use iceberg_spec::{DataFile, TableProperties};
+
+use crate::append::{AppendResult, PendingAppend, prepare_append};
+use crate::catalog::{Catalog, TableIdent};
+use crate::env::Environment;
+use crate::error::{Error, Result};
+
+/// A landed append.
+#[derive(Debug, Clone)]
+pub struct CommitOutcome {
+    /// The committed snapshot.
+    pub snapshot_id: i64,
+    /// The new current metadata file.
+    pub metadata_location: String,
+    /// Attempts it took.
+    pub attempts: u32,
+    /// Rows added.
+    pub added_records: i64,
+}
+
+/// Appends `data_files` to `ident` through `catalog` (fast append), retrying on conflicts.
+///
+/// # Errors
+/// [`Error::CommitFailed`] when retries ran out or a definite error occurred (the manifests
+/// and manifest lists this commit wrote are deleted); [`Error::CommitStateUnknown`] when the
+/// outcome cannot be known (nothing is deleted).
+pub async fn commit_append(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    data_files: Vec<DataFile>,
+    extra_summary: BTreeMap<String, String>,
+    env: &dyn Environment,
+) -> Result<CommitOutcome> {
+    let io = catalog.io().clone();
+    let mut base = catalog.load_table(ident).await?;
+    let retry = TableProperties::parse(&base.metadata.properties)?.commit_retry;
+    let first = prepare_append(&io, &base, data_files, extra_summary.clone(), env).await?;
+    let pending = PendingAppend {
+        snapshot_id: first.snapshot_id,
+        commit_uuid: first.commit_uuid,
+        data_files: first.data_files.clone(),
+        new_manifests: first.new_manifests.clone(),
+        extra_summary,
+        branch: iceberg_spec::snapshot::MAIN_BRANCH.to_string(),
+    };
+    let started = Instant::now();
+    let mut lists = vec![first.manifest_list.clone()];
+    let mut result: AppendResult = first;
+    let mut attempt = 1u32;
+    loop {
+        let base_location = base.metadata_location.clone().unwrap_or_default();
+        match catalog.commit(ident, &base_location, &result.metadata).await {
+            Ok(location) => {
+                lists.pop();
+                cleanup(&io, lists).await;
+                return Ok(CommitOutcome {
+                    snapshot_id: result.snapshot_id,
+                    metadata_location: location,
+                    attempts: attempt,
+                    added_records: result.added_records(),
+                });
+            }
+            Err(e) if e.is_commit_conflict() => {
+                let out_of_time = started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
+                if attempt > retry.num_retries || out_of_time {
+                    let reason = format!("retries exhausted: {e}");
+                    let mut files = lists;
+                    files.extend(pending.new_manifests.iter().map(|m| m.manifest_path.clone()));
+                    cleanup(&io, files).await;
+                    return Err(Error::CommitFailed {
+                        table: ident.to_string(),
+                        snapshot_id: pending.snapshot_id,
+                        attempts: attempt,
+                        reason,
+                    });
+                }
+                tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env)).await;
+                base = catalog.load_table(ident).await?;
+                if base.metadata.snapshot_by_id(pending.snapshot_id).is_some() {
+                    // An earlier attempt landed; its answer was lost.
+                    return Ok(CommitOutcome {
+                        snapshot_id: pending.snapshot_id,
+                        metadata_location: base.metadata_location.clone().unwrap_or_default(),
+                        attempts: attempt,
+                        added_records: result.added_records(),
+                    });
+                }
+                attempt += 1;
+                result = pending.attempt(&io, &base, attempt, env).await?;
+                lists.push(result.manifest_list.clone());
+            }
+            Err(e) if e.is_commit_state_unknown() => return Err(e),
+            Err(e) => {
+                let mut files = lists;
+                files.extend(pending.new_manifests.iter().map(|m| m.manifest_path.clone()));
+                cleanup(&io, files).await;
+                return Err(Error::CommitFailed {
+                    table: ident.to_string(),
+                    snapshot_id: pending.snapshot_id,
+                    attempts: attempt,
+                    reason: e.to_string(),
+                });
+            }
+        }
+    }
+}
+
+/// Exponential backoff from `min_ms` doubling per attempt up to `max_ms`, with up to 10%
+/// jitter drawn from the environment (so tests stay deterministic).
+fn backoff(attempt: u32, min_ms: u64, max_ms: u64, env: &dyn Environment) -> Duration {
+    let exp = min_ms.saturating_mul(1u64 << attempt.saturating_sub(1).min(30));
+    let base = exp.min(max_ms.max(min_ms));
+    let jitter_unit = u64::from(env.new_uuid().as_bytes()[0]);
+    Duration::from_millis(base + base * jitter_unit / 2550)
+}
+
+async fn cleanup(io: &iceberg_io::FileIo, paths: Vec<String>) {
+    if !paths.is_empty() {
+        // Best effort: leftovers are orphans no reader can see.
+        let _ = io.delete_many(paths).await;
+    }
+}

@@ -1,0 +1,128 @@
+//! The one error type of the commit layer.
+
+/// A result whose error is this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything a commit can fail with, each variant saying what and where.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The table metadata or a record broke a spec rule.
+    #[error(transparent)]
+    Spec(#[from] iceberg_spec::Error),
+    /// Reading or writing a file failed.
+    #[error(transparent)]
+    Io(#[from] iceberg_io::Error),
+    /// Writing data files failed.
+    #[cfg(feature = "write")]
+    #[error(transparent)]
+    Write(#[from] iceberg_write::Error),
+    /// An Avro manifest or manifest list could not be encoded or decoded.
+    #[error("avro error in {path}: {source}")]
+    Avro {
+        /// The manifest or manifest list.
+        path: String,
+        /// The apache-avro error.
+        #[source]
+        source: Box<apache_avro::Error>,
+    },
+    /// A manifest or manifest list holds something the spec does not allow.
+    #[error("invalid manifest {path}: {reason}")]
+    InvalidManifest {
+        /// The file at fault.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A data file given to a commit is not acceptable (wrong spec, duplicate path, ...).
+    #[error("invalid data file {path}: {reason}")]
+    InvalidDataFile {
+        /// The data file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The catalog's pointer moved since the base was loaded.
+    #[error("commit conflict on {table}: expected metadata {expected:?}, found {found:?}")]
+    CommitConflict {
+        /// The table.
+        table: String,
+        /// The base location the commit was made on.
+        expected: Option<String>,
+        /// The location the catalog holds now.
+        found: Option<String>,
+    },
+    /// The commit failed for certain; files it wrote were cleaned up.
+    #[error("commit of snapshot {snapshot_id} to {table} failed after {attempts} attempt(s): {reason}")]
+    CommitFailed {
+        /// The table.
+        table: String,
+        /// The snapshot that was not committed.
+        snapshot_id: i64,
+        /// Attempts made.
+        attempts: u32,
+        /// Why it stopped.
+        reason: String,
+    },
+    /// The commit may or may not have landed (the catalog did not answer); nothing was deleted.
+    #[error("commit of snapshot {snapshot_id} to {table} has an unknown outcome: {reason}")]
+    CommitStateUnknown {
+        /// The table.
+        table: String,
+        /// The snapshot that may have been committed.
+        snapshot_id: i64,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A table or namespace that the catalog does not know.
+    #[error("no such table {table}")]
+    NoSuchTable {
+        /// The table.
+        table: String,
+    },
+    /// A table that already exists.
+    #[error("table {table} already exists")]
+    TableAlreadyExists {
+        /// The table.
+        table: String,
+    },
+    /// The catalog's backend failed.
+    #[error("catalog error on {table}: {reason}")]
+    Catalog {
+        /// The table.
+        table: String,
+        /// What failed.
+        reason: String,
+    },
+}
+
+impl Error {
+    pub(crate) fn avro(path: impl Into<String>, source: apache_avro::Error) -> Self {
+        Self::Avro {
+            path: path.into(),
+            source: Box::new(source),
+        }
+    }
+
+    pub(crate) fn invalid_manifest(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::InvalidManifest {
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// True when the catalog pointer moved under the commit (retrying on a fresh base can help).
+    pub fn is_commit_conflict(&self) -> bool {
+        matches!(self, Self::CommitConflict { .. })
+    }
+
+    /// True when the commit's outcome is unknown (it may have landed).
+    pub fn is_commit_state_unknown(&self) -> bool {
+        matches!(self, Self::CommitStateUnknown { .. })
+    }
+
+    /// True for a table or namespace that does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::NoSuchTable { .. })
+    }
+}

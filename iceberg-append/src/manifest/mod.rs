@@ -1,0 +1,178 @@
+//! Manifests: Avro files of manifest entries, one partition spec each.
+//!
+//! [`encode_manifests`] turns entries into one or more manifest files (rolling at the target
+//! size) and the manifest-list rows that describe them; [`decode_manifest`] reads one back.
+
+mod summary;
+
+use std::collections::HashMap;
+
+use iceberg_spec::{
+    FormatVersion, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus, PartitionSpec,
+    Schema, StructType,
+};
+
+use crate::avro::{self, value};
+use crate::error::{Error, Result};
+
+pub(crate) use summary::partition_summaries;
+
+/// Everything that decides the bytes of a manifest besides its entries.
+#[derive(Debug, Clone)]
+pub struct ManifestContext<'a> {
+    /// Table format version.
+    pub version: FormatVersion,
+    /// The table schema the files were written with.
+    pub schema: &'a Schema,
+    /// The partition spec of every entry.
+    pub spec: &'a PartitionSpec,
+    /// Manifest codec name (`gzip`, `snappy`, `zstd`, `uncompressed`).
+    pub codec: &'a str,
+    /// Avro sync marker (fixed for byte-stable fixtures).
+    pub marker: [u8; 16],
+    /// Roll to a new manifest past this many bytes.
+    pub target_size_bytes: u64,
+}
+
+/// One encoded manifest: its bytes and its manifest-list row.
+#[derive(Debug, Clone)]
+pub struct EncodedManifest {
+    /// The Avro file.
+    pub bytes: Vec<u8>,
+    /// The row describing it; `sequence_number`, `min_sequence_number` and `first_row_id` are
+    /// assigned by the commit attempt that lists it.
+    pub file: ManifestFile,
+}
+
+/// Fewest entries in a manifest that rolling will still split.
+const MIN_ENTRIES_PER_SPLIT: usize = 512;
+
+/// Encodes `entries` into manifests named by `path_for(n)`, rolling at the target size.
+///
+/// # Errors
+/// When an entry does not fit the spec or Avro encoding fails.
+pub fn encode_manifests(
+    ctx: &ManifestContext<'_>,
+    snapshot_id: i64,
+    entries: &[ManifestEntry],
+    mut path_for: impl FnMut(usize) -> String,
+) -> Result<Vec<EncodedManifest>> {
+    let pt = ctx.spec.partition_type(ctx.schema)?;
+    let mut out = Vec::new();
+    let mut start = 0;
+    // Encode a chunk whole and measure it; a chunk that overflows the target is halved.
+    let mut chunk = entries.len();
+    while start < entries.len() {
+        let end = (start + chunk).min(entries.len());
+        let path = path_for(out.len());
+        let bytes = encode_one(ctx, &pt, &path, &entries[start..end])?;
+        if bytes.len() as u64 > ctx.target_size_bytes && end - start > MIN_ENTRIES_PER_SPLIT {
+            chunk = (end - start) / 2;
+            continue;
+        }
+        let file = describe(ctx, &pt, &path, bytes.len(), snapshot_id, &entries[start..end])?;
+        out.push(EncodedManifest { bytes, file });
+        start = end;
+    }
+    Ok(out)
+}
+
+fn encode_one(ctx: &ManifestContext<'_>, pt: &StructType, path: &str, entries: &[ManifestEntry]) -> Result<Vec<u8>> {
+    let schema_json = avro::schema::manifest_entry_schema(ctx.version, pt);
+    let mut meta = vec![
+        ("schema", ctx.schema.to_json().to_string()),
+        ("schema-id", ctx.schema.schema_id().to_string()),
+        ("partition-spec", ctx.spec.fields_json().to_string()),
+        ("partition-spec-id", ctx.spec.spec_id().to_string()),
+        ("format-version", ctx.version.number().to_string()),
+    ];
+    if ctx.version >= FormatVersion::V2 {
+        meta.push(("content", ManifestContent::Data.as_str().to_string()));
+    }
+    let rows = entries
+        .iter()
+        .map(|e| value::entry_to_avro(e, ctx.version, pt))
+        .collect::<Result<Vec<_>>>()?;
+    avro::write_container(path, &schema_json, &meta, rows, avro::codec(ctx.codec), ctx.marker)
+}
+
+fn describe(
+    ctx: &ManifestContext<'_>,
+    pt: &StructType,
+    path: &str,
+    length: usize,
+    snapshot_id: i64,
+    entries: &[ManifestEntry],
+) -> Result<ManifestFile> {
+    let mut counts = [0i32; 3];
+    let mut rows = [0i64; 3];
+    let mut min_seq: Option<i64> = None;
+    for e in entries {
+        let i = e.status.code() as usize;
+        counts[i] += 1;
+        rows[i] += e.data_file.record_count;
+        if e.status.is_live() {
+            if let Some(s) = e.sequence_number {
+                min_seq = Some(min_seq.map_or(s, |m| m.min(s)));
+            }
+        }
+    }
+    let v1 = ctx.version == FormatVersion::V1;
+    Ok(ManifestFile {
+        manifest_path: path.to_string(),
+        manifest_length: length as i64,
+        partition_spec_id: ctx.spec.spec_id(),
+        content: ManifestContent::Data,
+        sequence_number: 0,
+        min_sequence_number: if v1 { 0 } else { min_seq.unwrap_or(-1) },
+        added_snapshot_id: snapshot_id,
+        added_files_count: Some(counts[ManifestStatus::Added.code() as usize]),
+        existing_files_count: Some(counts[ManifestStatus::Existing.code() as usize]),
+        deleted_files_count: Some(counts[ManifestStatus::Deleted.code() as usize]),
+        added_rows_count: Some(rows[ManifestStatus::Added.code() as usize]),
+        existing_rows_count: Some(rows[ManifestStatus::Existing.code() as usize]),
+        deleted_rows_count: Some(rows[ManifestStatus::Deleted.code() as usize]),
+        partitions: Some(partition_summaries(pt, entries)?),
+        key_metadata: None,
+        first_row_id: None,
+    })
+}
+
+/// A decoded manifest: its key-value metadata and entries.
+#[derive(Debug, Clone)]
+pub struct DecodedManifest {
+    /// Avro key-value metadata (`schema`, `partition-spec`, `format-version`, ...).
+    pub metadata: HashMap<String, String>,
+    /// The entries, with the manifest's spec id on every data file.
+    pub entries: Vec<ManifestEntry>,
+}
+
+/// Decodes a manifest, taking its schema and partition spec from its own metadata.
+///
+/// # Errors
+/// When the file is not a valid manifest.
+pub fn decode_manifest(path: &str, bytes: &[u8]) -> Result<DecodedManifest> {
+    let (metadata, rows) = avro::read_container(path, bytes)?;
+    let schema_text = metadata
+        .get("schema")
+        .ok_or_else(|| Error::invalid_manifest(path, "no `schema` in key-value metadata"))?;
+    let schema_json: serde_json::Value = serde_json::from_str(schema_text)
+        .map_err(|e| Error::invalid_manifest(path, format!("bad `schema` metadata: {e}")))?;
+    let schema = Schema::from_json(&schema_json)?;
+    let spec_id: i32 = metadata
+        .get("partition-spec-id")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let fields_text = metadata
+        .get("partition-spec")
+        .ok_or_else(|| Error::invalid_manifest(path, "no `partition-spec` in key-value metadata"))?;
+    let spec_json = format!(r#"{{"spec-id": {spec_id}, "fields": {fields_text}}}"#);
+    let spec: PartitionSpec = serde_json::from_str(&spec_json)
+        .map_err(|e| Error::invalid_manifest(path, format!("bad `partition-spec` metadata: {e}")))?;
+    let pt = spec.partition_type(&schema)?;
+    let entries = rows
+        .iter()
+        .map(|r| value::avro_to_entry(r, spec_id, &pt, path))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(DecodedManifest { metadata, entries })
+}
