@@ -248,6 +248,21 @@ impl Default for WriteConfig {
     }
 }
 
+impl WriteConfig {
+    /// Sets [`WriteConfig::part_size_bytes`] (at least 1; S3 needs at least
+    /// [`MIN_PART_SIZE_BYTES`] for all but the last part).
+    pub fn with_part_size_bytes(mut self, part_size_bytes: usize) -> Self {
+        self.part_size_bytes = part_size_bytes.max(1);
+        self
+    }
+
+    /// Sets [`WriteConfig::max_concurrent_parts`] (at least 1).
+    pub fn with_max_concurrent_parts(mut self, max_concurrent_parts: usize) -> Self {
+        self.max_concurrent_parts = max_concurrent_parts.max(1);
+        self
+    }
+}
+
 fn redact(secret: &Option<String>) -> Option<&'static str> {
     secret.as_ref().map(|_| "<redacted>")
 }
@@ -358,7 +373,9 @@ mod tests {
         ] {
             let err = FileIoConfig::from_properties(&props(&[(key, value)])).unwrap_err();
             match &err {
-                Error::InvalidProperty { key: k, value: v, .. } => {
+                Error::InvalidProperty {
+                    key: k, value: v, ..
+                } => {
                     assert_eq!((k.as_str(), v.as_str()), (key, value));
                 }
                 other => panic!("expected InvalidProperty, got {other:?}"),

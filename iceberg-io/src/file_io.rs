@@ -16,6 +16,9 @@ use crate::location::{self, Location, StoreKey};
 use crate::store;
 use crate::writer::FileWriter;
 
+/// Paths of one `delete_many` call that live in one store.
+type StoreGroup = (Location, Arc<dyn ObjectStore>, Vec<ObjectPath>);
+
 /// File IO over object stores, routing every path to a store by its scheme and bucket.
 ///
 /// Cloning is cheap and clones share the store cache: stores are created lazily, one per
@@ -123,7 +126,10 @@ impl FileIo {
     /// [`Error::NotFound`] if absent; other store errors as [`Error::Store`].
     pub async fn read(&self, path: &str) -> Result<Bytes> {
         let (loc, store) = self.resolve(path)?;
-        let result = store.get(&loc.key).await.map_err(|e| Error::from_store(path, e))?;
+        let result = store
+            .get(&loc.key)
+            .await
+            .map_err(|e| Error::from_store(path, e))?;
         result.bytes().await.map_err(|e| Error::from_store(path, e))
     }
 
@@ -145,7 +151,10 @@ impl FileIo {
     /// [`Error::NotFound`] if absent.
     pub async fn len(&self, path: &str) -> Result<u64> {
         let (loc, store) = self.resolve(path)?;
-        let meta = store.head(&loc.key).await.map_err(|e| Error::from_store(path, e))?;
+        let meta = store
+            .head(&loc.key)
+            .await
+            .map_err(|e| Error::from_store(path, e))?;
         Ok(meta.size)
     }
 
@@ -219,8 +228,7 @@ impl FileIo {
     /// # Errors
     /// The first store error, for the path it names or else the store's root.
     pub async fn delete_many(&self, paths: Vec<String>) -> Result<()> {
-        let mut groups: HashMap<StoreKey, (Location, Arc<dyn ObjectStore>, Vec<ObjectPath>)> =
-            HashMap::new();
+        let mut groups: HashMap<StoreKey, StoreGroup> = HashMap::new();
         for path in &paths {
             let (loc, store) = self.resolve(path)?;
             let group = groups
@@ -301,7 +309,9 @@ mod tests {
     async fn memory_ios_are_independent_and_clones_share() {
         let a = FileIo::memory();
         let b = FileIo::memory();
-        a.put("memory://t/k", Bytes::from_static(b"x")).await.unwrap();
+        a.put("memory://t/k", Bytes::from_static(b"x"))
+            .await
+            .unwrap();
         assert!(a.clone().exists("memory://t/k").await.unwrap());
         assert!(!b.exists("memory://t/k").await.unwrap());
         // Another bucket is another store.
@@ -329,17 +339,30 @@ mod tests {
             "maybe".to_owned(),
         )]);
         let err = FileIo::from_location("memory://t/", &props).unwrap_err();
-        assert!(matches!(err, Error::InvalidProperty { ref key, .. } if key == "s3.path-style-access"));
+        assert!(
+            matches!(err, Error::InvalidProperty { ref key, .. } if key == "s3.path-style-access")
+        );
     }
 
     #[tokio::test]
     async fn injected_store_serves_its_url_only() {
         let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
         let io = FileIo::with_store("custom://bkt", Arc::clone(&store));
-        io.put("custom://bkt/a/b", Bytes::from_static(b"hi")).await.unwrap();
-        let got = store.get(&ObjectPath::from("a/b")).await.unwrap().bytes().await.unwrap();
+        io.put("custom://bkt/a/b", Bytes::from_static(b"hi"))
+            .await
+            .unwrap();
+        let got = store
+            .get(&ObjectPath::from("a/b"))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
         assert_eq!(got.as_ref(), b"hi");
-        assert_eq!(io.list("custom://bkt/a").await.unwrap(), vec!["custom://bkt/a/b"]);
+        assert_eq!(
+            io.list("custom://bkt/a").await.unwrap(),
+            vec!["custom://bkt/a/b"]
+        );
         assert!(io.read("custom://other/a/b").await.is_err());
     }
 }

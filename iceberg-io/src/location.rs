@@ -81,7 +81,10 @@ impl Location {
         let (scheme, bucket, root, key) = split(location)?;
         let family = Family::of(&scheme);
         if family == Family::File && !(bucket.is_empty() || bucket == "localhost") {
-            return Err(invalid(location, "file:// locations must not name a remote host"));
+            return Err(invalid(
+                location,
+                "file:// locations must not name a remote host",
+            ));
         }
         if bucket.is_empty() && !matches!(family, Family::File | Family::Memory) {
             return Err(invalid(location, "missing bucket after `://`"));
@@ -106,6 +109,7 @@ impl Location {
     }
 
     /// The URL naming the store (`s3://bucket`), as object_store builders expect it.
+    #[cfg(any(feature = "azure", test))]
     pub(crate) fn store_url(&self) -> String {
         format!("{}://{}", self.scheme, self.store.bucket)
     }
@@ -194,12 +198,37 @@ mod tests {
     #[test]
     fn parses_every_form_and_renders_back() {
         let cases = [
-            ("/tmp/t/a.parquet", key(Family::File, ""), "/", "tmp/t/a.parquet"),
-            ("file:///tmp/t/a", key(Family::File, ""), "file:///", "tmp/t/a"),
+            (
+                "/tmp/t/a.parquet",
+                key(Family::File, ""),
+                "/",
+                "tmp/t/a.parquet",
+            ),
+            (
+                "file:///tmp/t/a",
+                key(Family::File, ""),
+                "file:///",
+                "tmp/t/a",
+            ),
             ("file:/tmp/t/a", key(Family::File, ""), "file:/", "tmp/t/a"),
-            ("file://localhost/tmp/a", key(Family::File, ""), "file://localhost/", "tmp/a"),
-            ("memory://m/k/v", key(Family::Memory, "m"), "memory://m/", "k/v"),
-            ("s3://b/k/x=a%2Fb/f", key(Family::S3, "b"), "s3://b/", "k/x=a%2Fb/f"),
+            (
+                "file://localhost/tmp/a",
+                key(Family::File, ""),
+                "file://localhost/",
+                "tmp/a",
+            ),
+            (
+                "memory://m/k/v",
+                key(Family::Memory, "m"),
+                "memory://m/",
+                "k/v",
+            ),
+            (
+                "s3://b/k/x=a%2Fb/f",
+                key(Family::S3, "b"),
+                "s3://b/",
+                "k/x=a%2Fb/f",
+            ),
             ("s3a://b/k", key(Family::S3, "b"), "s3a://b/", "k"),
             ("gs://b/k", key(Family::Gcs, "b"), "gs://b/", "k"),
             (
@@ -208,7 +237,12 @@ mod tests {
                 "abfss://c@acct.dfs.core.windows.net/",
                 "k",
             ),
-            ("hdfs://nn:8020/k", key(Family::Other("hdfs".into()), "nn:8020"), "hdfs://nn:8020/", "k"),
+            (
+                "hdfs://nn:8020/k",
+                key(Family::Other("hdfs".into()), "nn:8020"),
+                "hdfs://nn:8020/",
+                "k",
+            ),
         ];
         for (input, store, root, k) in cases {
             let loc = Location::parse(input).unwrap();

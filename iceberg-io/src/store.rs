@@ -85,7 +85,8 @@ fn gcs(raw: &str, location: &Location, config: &FileIoConfig) -> Result<Arc<dyn 
     use object_store::gcp::GoogleCloudStorageBuilder;
 
     let c = &config.gcs;
-    let mut builder = GoogleCloudStorageBuilder::from_env().with_bucket_name(&location.store.bucket);
+    let mut builder =
+        GoogleCloudStorageBuilder::from_env().with_bucket_name(&location.store.bucket);
     if let Some(token) = &c.oauth2_token {
         builder = builder.with_bearer_token(token);
     }

@@ -313,7 +313,10 @@ impl ObjectStore for FaultInjectingStore {
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-        self.record(OpKind::ListWithDelimiter, prefix.unwrap_or(&Path::default()));
+        self.record(
+            OpKind::ListWithDelimiter,
+            prefix.unwrap_or(&Path::default()),
+        );
         self.delay().await;
         self.inner.list_with_delimiter(prefix).await
     }
@@ -343,10 +346,7 @@ impl ObjectStore for FaultInjectingStore {
 
 impl FaultInjectingStore {
     /// `stream`, starting after the configured latency.
-    fn delayed<T: Send + 'static>(
-        &self,
-        stream: BoxStream<'static, T>,
-    ) -> BoxStream<'static, T> {
+    fn delayed<T: Send + 'static>(&self, stream: BoxStream<'static, T>) -> BoxStream<'static, T> {
         let shared = Arc::clone(&self.shared);
         futures::stream::once(async move { shared.delay().await })
             .flat_map(move |()| futures::stream::empty())
@@ -393,3 +393,6 @@ impl MultipartUpload for RecordingUpload {
         self.inner.abort().await
     }
 }
+
+#[cfg(test)]
+mod tests;

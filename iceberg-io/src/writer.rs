@@ -19,10 +19,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use futures::{FutureExt, ready};
 use futures::future::BoxFuture;
+use futures::{FutureExt, ready};
+use object_store::WriteMultipart;
 use object_store::path::Path as ObjectPath;
-use object_store::upload::WriteMultipart;
 use object_store::{ObjectStore, PutMultipartOptions, PutOptions, PutPayloadMut};
 
 use crate::config::WriteConfig;
@@ -350,3 +350,6 @@ impl Drop for FileWriter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,6 +5,7 @@ impl Datum {
     pub fn to_bytes(&self) -> Vec<u8> { todo!() }
     pub fn primitive_type(&self) -> PrimitiveType { todo!() }
     pub fn to_json(&self) -> serde_json::Value { todo!() }
+    pub fn compare(&self, _o: &Datum) -> Option<std::cmp::Ordering> { todo!() }
     pub fn from_json(_t: &PrimitiveType, _v: &serde_json::Value) -> Result<Datum> { todo!() }
 }
 impl Transform {

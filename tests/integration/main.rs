@@ -1,1 +1,6 @@
-//! integration
+//! Cross-crate tests: what we write, read back by readers we did not write.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod external;
+mod pyiceberg_append;

@@ -1,1 +1,103 @@
-fn main() {}
+//! Project tasks.
+//!
+//! - `cargo xtask test`: makes a Python venv under `target/pyenv` with the pinned external
+//!   readers (PyIceberg, pyarrow, fastavro) and moto's S3 server, then runs every test of the
+//!   workspace (nextest when installed, else `cargo test`) and the doctests, with the
+//!   external-reader tests required rather than skipped.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// Python packages the external-reader tests use, pinned.
+const PY_PACKAGES: &[&str] = &[
+    "pyiceberg[sql-sqlite,pyarrow,pyiceberg-core]==0.12.0",
+    "pyarrow==26.0.1",
+    "fastavro==1.13.1",
+    "moto[server]==5.2.5",
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test(&args[1..]),
+        Some("venv") => venv().map(|p| println!("{}", p.display())),
+        _ => Err("usage: cargo xtask test [-- <test filter args>] | cargo xtask venv".to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn run(cmd: &mut Command) -> Result<(), String> {
+    eprintln!("xtask: running {cmd:?}");
+    let status = cmd.status().map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed with {status}"))
+    }
+}
+
+/// Creates (once) the venv with the pinned packages and returns its folder.
+fn venv() -> Result<PathBuf, String> {
+    let dir = root().join("target").join("pyenv");
+    let python = dir.join("bin").join("python");
+    let stamp = dir.join("packages.txt");
+    let wanted = PY_PACKAGES.join("\n");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) && python.exists() {
+        return Ok(dir);
+    }
+    let system_python = env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    run(Command::new(&system_python).args(["-m", "venv", "--clear"]).arg(&dir))?;
+    run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(PY_PACKAGES))?;
+    std::fs::write(&stamp, wanted).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    Ok(dir)
+}
+
+fn test(extra: &[String]) -> Result<(), String> {
+    let venv = venv()?;
+    let bin = venv.join("bin");
+    let path = format!("{}:{}", bin.display(), env::var("PATH").unwrap_or_default());
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let with_env = |cmd: &mut Command| {
+        cmd.current_dir(root())
+            .env("PATH", &path)
+            .env("ICEBERG_TEST_PYTHON", bin.join("python"))
+            .env("ICEBERG_TEST_REQUIRE_EXTERNAL", "1")
+            .env("ICEBERG_TEST_MOTO", "1");
+    };
+    let has_nextest = Command::new(&cargo)
+        .args(["nextest", "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    let mut tests = Command::new(&cargo);
+    if has_nextest {
+        tests.args(["nextest", "run", "--workspace", "--all-features", "--no-fail-fast"]);
+    } else {
+        tests.args(["test", "--workspace", "--all-features", "--no-fail-fast"]);
+    }
+    tests.args(extra);
+    with_env(&mut tests);
+    run(&mut tests)?;
+    if has_nextest {
+        // nextest does not run doctests.
+        let mut doc = Command::new(&cargo);
+        doc.args(["test", "--workspace", "--all-features", "--doc"]);
+        with_env(&mut doc);
+        run(&mut doc)?;
+    }
+    Ok(())
+}

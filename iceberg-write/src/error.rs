@@ -1,0 +1,124 @@
+//! The one error type of the write layer.
+
+/// A result whose error is this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything writing data files can refuse or fail at, naming the column or file involved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A required table column is absent from the batch.
+    #[error("required column `{name}` is missing from the batch")]
+    MissingColumn {
+        /// Full (dotted) name of the column.
+        name: String,
+    },
+    /// A batch column that the table schema does not have.
+    #[error("batch column `{name}` is not in the table schema")]
+    UnexpectedColumn {
+        /// Full (dotted) name of the batch column.
+        name: String,
+    },
+    /// A batch column whose Arrow type cannot be written as the column's Iceberg type.
+    #[error("column `{column}`: expected Iceberg type {expected}, found Arrow type {found}")]
+    TypeMismatch {
+        /// Full (dotted) name of the column.
+        column: String,
+        /// The Iceberg type of the column.
+        expected: String,
+        /// The Arrow type found in the batch.
+        found: String,
+    },
+    /// Nulls in a column the schema declares required.
+    #[error("column `{column}` is required but the batch holds {nulls} null value(s)")]
+    NullInRequiredColumn {
+        /// Full (dotted) name of the column.
+        column: String,
+        /// How many nulls were found.
+        nulls: usize,
+    },
+    /// A type this writer cannot store in Parquet (`variant`, `geometry`, `geography`).
+    #[error("column `{column}` has type {type_name}, which this writer does not support")]
+    UnsupportedType {
+        /// Full (dotted) name of the column.
+        column: String,
+        /// The Iceberg type.
+        type_name: String,
+    },
+    /// A write option with a value that cannot be used.
+    #[error("invalid write option `{option}` = `{value}`: {reason}")]
+    InvalidOption {
+        /// The option or property name.
+        option: String,
+        /// The value given.
+        value: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// The spec layer refused something (schema, partition spec, property, datum).
+    #[error(transparent)]
+    Spec(#[from] iceberg_spec::Error),
+    /// Reading or writing a file failed.
+    #[error("IO error: {source}")]
+    Io {
+        /// The IO layer's error (it names the path).
+        #[from]
+        source: iceberg_io::Error,
+    },
+    /// The Parquet encoder failed for a file.
+    #[error("Parquet error writing `{path}`: {source}")]
+    Parquet {
+        /// The data file being written.
+        path: String,
+        /// The parquet crate's error.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    /// An Arrow kernel (cast, take, filter) failed on a column.
+    #[error("Arrow error on column `{column}`: {source}")]
+    Arrow {
+        /// Full (dotted) name of the column, or `<batch>` for whole-batch operations.
+        column: String,
+        /// The arrow crate's error.
+        #[source]
+        source: arrow_schema::ArrowError,
+    },
+    /// The writer was used after it failed; the first failure was already reported.
+    #[error("the data file writer already failed and cannot be used: {reason}")]
+    WriterFailed {
+        /// The earlier failure, as text.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// True when the error is the IO layer's "not found".
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Io { source } if source.is_not_found())
+    }
+
+    /// True when the input data (not IO or configuration) was refused.
+    pub fn is_invalid_data(&self) -> bool {
+        matches!(
+            self,
+            Self::MissingColumn { .. }
+                | Self::UnexpectedColumn { .. }
+                | Self::TypeMismatch { .. }
+                | Self::NullInRequiredColumn { .. }
+        )
+    }
+
+    pub(crate) fn arrow(column: impl Into<String>, source: arrow_schema::ArrowError) -> Self {
+        Self::Arrow {
+            column: column.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn parquet(path: impl Into<String>, source: parquet::errors::ParquetError) -> Self {
+        Self::Parquet {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! [`WriteOptions`]: how data files are encoded, sized, named and measured.
+//!
+//! Parsed once from table properties (see [`iceberg_spec::properties`] for the keys and
+//! Java's defaults); the naming ids are the only injected values.
+
+use std::collections::BTreeMap;
+
+use iceberg_spec::properties::{
+    PARQUET_COMPRESSION, PARQUET_COMPRESSION_LEVEL, TableProperties,
+};
+use iceberg_spec::SortOrder;
+use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+use crate::metrics::MetricsConfig;
+
+/// Zstd level used when `write.parquet.compression-level` is unset (Java's default).
+pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
+/// Gzip level used when `write.parquet.compression-level` is unset.
+pub const DEFAULT_GZIP_LEVEL: u32 = 6;
+/// Brotli level used when `write.parquet.compression-level` is unset.
+pub const DEFAULT_BROTLI_LEVEL: u32 = 1;
+
+/// How to write data files: Parquet settings, file sizing, metrics and file naming.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteOptions {
+    /// Parquet compression codec with its level.
+    pub compression: Compression,
+    /// Most rows per row group.
+    pub row_group_size_rows: usize,
+    /// Row-group target in (estimated encoded) bytes.
+    pub row_group_size_bytes: u64,
+    /// Target data page size in bytes.
+    pub page_size_bytes: usize,
+    /// Most rows per data page.
+    pub page_row_limit: usize,
+    /// Dictionary page size limit in bytes.
+    pub dict_size_bytes: usize,
+    /// A file is closed and a new one started once it reaches this many bytes.
+    pub target_file_size_bytes: u64,
+    /// Most files the partitioned writer keeps open at once.
+    pub max_open_files: usize,
+    /// Metrics modes per column.
+    pub metrics: MetricsConfig,
+    /// Where data files go instead of `<location>/data` (`write.data.path`).
+    pub data_location: Option<String>,
+    /// Operation (query/job) id shared by every worker of one commit; part of each file name.
+    pub operation_id: Uuid,
+    /// Id of this worker's task within the operation; part of each file name.
+    pub task_id: u64,
+    /// Id of this worker's input partition (Java's `partitionId`); part of each file name.
+    pub partition_id: u32,
+    /// Suffix appended to each file name before `.parquet` (Java's optional suffix).
+    pub file_suffix: Option<String>,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        match Self::from_properties(&TableProperties::default()) {
+            Ok(o) => o,
+            // The default properties hold a valid codec and no level.
+            Err(_) => unreachable!("default table properties are valid write options"),
+        }
+    }
+}
+
+impl WriteOptions {
+    /// Options from already-parsed table properties, with a fresh random operation id.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] for a compression level the codec does not accept.
+    pub fn from_properties(props: &TableProperties) -> Result<Self> {
+        let p = &props.parquet;
+        Ok(Self {
+            compression: compression(&p.compression_codec, p.compression_level)?,
+            row_group_size_rows: p.row_group_size_rows,
+            row_group_size_bytes: p.row_group_size_bytes,
+            page_size_bytes: p.page_size_bytes,
+            page_row_limit: p.page_row_limit,
+            dict_size_bytes: p.dict_size_bytes,
+            target_file_size_bytes: props.target_file_size_bytes,
+            max_open_files: props.max_open_files,
+            metrics: MetricsConfig::from_properties(&props.metrics),
+            data_location: props.data_path.clone(),
+            operation_id: Uuid::new_v4(),
+            task_id: 0,
+            partition_id: 0,
+            file_suffix: None,
+        })
+    }
+
+    /// Options from a table's raw property map.
+    ///
+    /// # Errors
+    /// [`Error::Spec`] for a property that does not parse, [`Error::InvalidOption`] for a bad
+    /// compression level.
+    pub fn from_table_properties(map: &BTreeMap<String, String>) -> Result<Self> {
+        Self::from_properties(&TableProperties::parse(map)?)
+    }
+
+    /// The same options with another operation id (deterministic names in tests, shared jobs).
+    pub fn with_operation_id(mut self, operation_id: Uuid) -> Self {
+        self.operation_id = operation_id;
+        self
+    }
+
+    /// The same options with another task id.
+    pub fn with_task_id(mut self, task_id: u64) -> Self {
+        self.task_id = task_id;
+        self
+    }
+
+    /// The same options with another partition id.
+    pub fn with_partition_id(mut self, partition_id: u32) -> Self {
+        self.partition_id = partition_id;
+        self
+    }
+
+    /// The same options with the table's sort order, whose columns get at least `truncate(16)`.
+    pub fn with_sort_order(mut self, order: &SortOrder) -> Self {
+        self.metrics.sorted_field_ids = order
+            .fields
+            .iter()
+            .filter(|f| f.transform.preserves_order())
+            .map(|f| f.source_id)
+            .collect();
+        self
+    }
+
+    /// The same options with another target file size.
+    pub fn with_target_file_size_bytes(mut self, bytes: u64) -> Self {
+        self.target_file_size_bytes = bytes;
+        self
+    }
+
+    /// The same options with another open-file cap.
+    pub fn with_max_open_files(mut self, n: usize) -> Self {
+        self.max_open_files = n;
+        self
+    }
+
+    /// Checks the values the writer relies on being positive.
+    pub(crate) fn validate(&self) -> Result<()> {
+        let positive = |name: &str, v: u64| {
+            if v == 0 {
+                Err(Error::InvalidOption {
+                    option: name.into(),
+                    value: "0".into(),
+                    reason: "must be positive".into(),
+                })
+            } else {
+                Ok(())
+            }
+        };
+        positive("row_group_size_rows", self.row_group_size_rows as u64)?;
+        positive("row_group_size_bytes", self.row_group_size_bytes)?;
+        positive("page_size_bytes", self.page_size_bytes as u64)?;
+        positive("page_row_limit", self.page_row_limit as u64)?;
+        positive("dict_size_bytes", self.dict_size_bytes as u64)?;
+        positive("target_file_size_bytes", self.target_file_size_bytes)?;
+        positive("max_open_files", self.max_open_files as u64)
+    }
+}
+
+/// The Parquet codec for a codec name and optional level.
+fn compression(codec: &str, level: Option<i32>) -> Result<Compression> {
+    let bad_level = |reason: String| Error::InvalidOption {
+        option: PARQUET_COMPRESSION_LEVEL.into(),
+        value: level.map(|l| l.to_string()).unwrap_or_default(),
+        reason,
+    };
+    let unsigned = |default: u32| -> Result<u32> {
+        match level {
+            None => Ok(default),
+            Some(l) => u32::try_from(l).map_err(|_| bad_level(format!("{codec} needs a non-negative level"))),
+        }
+    };
+    Ok(match codec {
+        "zstd" => Compression::ZSTD(
+            ZstdLevel::try_new(level.unwrap_or(DEFAULT_ZSTD_LEVEL)).map_err(|e| bad_level(e.to_string()))?,
+        ),
+        "gzip" => Compression::GZIP(
+            GzipLevel::try_new(unsigned(DEFAULT_GZIP_LEVEL)?).map_err(|e| bad_level(e.to_string()))?,
+        ),
+        "brotli" => Compression::BROTLI(
+            BrotliLevel::try_new(unsigned(DEFAULT_BROTLI_LEVEL)?).map_err(|e| bad_level(e.to_string()))?,
+        ),
+        "snappy" => Compression::SNAPPY,
+        "lz4" => Compression::LZ4_RAW,
+        "uncompressed" | "none" => Compression::UNCOMPRESSED,
+        other => {
+            return Err(Error::InvalidOption {
+                option: PARQUET_COMPRESSION.into(),
+                value: other.into(),
+                reason: "expected zstd, gzip, brotli, snappy, lz4 or uncompressed".into(),
+            });
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn defaults_follow_java() {
+        let o = WriteOptions::default();
+        assert_eq!(o.compression, Compression::ZSTD(ZstdLevel::try_new(3).unwrap()));
+        assert_eq!(o.target_file_size_bytes, 512 * 1024 * 1024);
+        assert_eq!(o.max_open_files, 64);
+        assert!(o.validate().is_ok());
+    }
+
+    #[test]
+    fn parses_codec_and_level() {
+        let mut m = BTreeMap::new();
+        m.insert(PARQUET_COMPRESSION.to_string(), "gzip".to_string());
+        m.insert(PARQUET_COMPRESSION_LEVEL.to_string(), "9".to_string());
+        m.insert("write.data.path".to_string(), "memory://x/elsewhere".to_string());
+        let o = WriteOptions::from_table_properties(&m).unwrap();
+        assert_eq!(o.compression, Compression::GZIP(GzipLevel::try_new(9).unwrap()));
+        assert_eq!(o.data_location.as_deref(), Some("memory://x/elsewhere"));
+
+        m.insert(PARQUET_COMPRESSION_LEVEL.to_string(), "99".to_string());
+        let err = WriteOptions::from_table_properties(&m).unwrap_err().to_string();
+        assert!(err.contains(PARQUET_COMPRESSION_LEVEL), "{err}");
+    }
+
+    #[test]
+    fn operation_ids_differ_unless_injected() {
+        assert_ne!(WriteOptions::default().operation_id, WriteOptions::default().operation_id);
+        let id = Uuid::nil();
+        assert_eq!(WriteOptions::default().with_operation_id(id).operation_id, id);
+    }
+}
