@@ -1,14 +1,41 @@
 //! Partition transforms: identity, bucket, truncate, year, month, day, hour and void.
 //!
 //! Spec: "Partition Transforms", Appendix B (bucket hashing).
+//!
+//! [`Transform::apply`] transforms one [`Datum`]; the free functions re-exported here
+//! ([`bucket_i64`], [`truncate_str`], [`micros_to_day`], ...) are the same computations on
+//! plain values, for the vectorized writer. [`Transform::to_human_string`] and
+//! [`partition_path_segment`] build the partition directories of data-file paths.
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::datum::Datum;
 use crate::error::{Error, Result};
 use crate::types::PrimitiveType;
+
+mod bucket;
+mod human;
+mod temporal;
+#[cfg(test)]
+mod tests;
+mod truncate;
+
+pub use bucket::{
+    bucket_bytes, bucket_decimal, bucket_i32, bucket_i64, bucket_index, bucket_nanos, bucket_str,
+    bucket_uuid, hash_decimal, hash_i64, murmur3_32,
+};
+pub use human::{
+    escape_path_component, java_decimal_string, java_double_string, java_float_string,
+    partition_path_segment,
+};
+pub use temporal::{
+    date_to_month, date_to_year, micros_to_day, micros_to_hour, micros_to_month, micros_to_year,
+    nanos_to_day, nanos_to_hour, nanos_to_month, nanos_to_year,
+};
+pub use truncate::{truncate_bytes, truncate_decimal, truncate_i32, truncate_i64, truncate_str};
 
 /// A partition (or sort) transform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -88,6 +115,64 @@ impl Transform {
             Self::Bucket(_) | Self::Year | Self::Month | Self::Hour => PrimitiveType::Int,
             Self::Day => PrimitiveType::Date,
         })
+    }
+
+    /// Transforms one value: null stays null for every transform, `void` always gives null.
+    ///
+    /// Results: identity and truncate keep the source type, bucket/year/month/hour give
+    /// [`Datum::Int`], day gives [`Datum::Date`].
+    ///
+    /// # Errors
+    /// [`Error::TransformSourceType`] when the transform does not accept the value's type;
+    /// [`Error::InvalidTransform`] for `bucket[0]` or `truncate[0]`.
+    ///
+    /// ```
+    /// use iceberg_spec::transform::partition_path_segment;
+    /// use iceberg_spec::{Datum, PrimitiveType, Transform};
+    ///
+    /// let bucket = Transform::Bucket(16).apply(Some(&Datum::Long(34)))?;
+    /// assert_eq!(bucket, Some(Datum::Int(3)));
+    /// let ts = Datum::Timestamp(1_510_871_468_000_000); // 2017-11-16T22:31:08
+    /// let day = Transform::Day.apply(Some(&ts))?;
+    /// let human = Transform::Day.to_human_string(&PrimitiveType::Timestamp, day.as_ref());
+    /// assert_eq!(partition_path_segment("ts_day", &human), "ts_day=2017-11-16");
+    /// # Ok::<(), iceberg_spec::Error>(())
+    /// ```
+    pub fn apply(&self, value: Option<&Datum>) -> Result<Option<Datum>> {
+        let Some(value) = value else {
+            return Ok(None);
+        };
+        let source = value.primitive_type();
+        let wrong_type = || Error::TransformSourceType {
+            transform: self.to_string(),
+            source_type: source.to_string(),
+        };
+        if !self.can_transform(&source) {
+            return Err(wrong_type());
+        }
+        let result = match self {
+            Self::Identity => Some(value.clone()),
+            Self::Void => return Ok(None),
+            Self::Bucket(n) => {
+                let n = self.positive(*n)?;
+                bucket::hash_datum(value).map(|h| Datum::Int(bucket::bucket_index(h, n)))
+            }
+            Self::Truncate(w) => truncate::truncate_datum(value, self.positive(*w)?),
+            Self::Year | Self::Month | Self::Day | Self::Hour => {
+                temporal::temporal_datum(self, value)
+            }
+        };
+        result.map(Some).ok_or_else(wrong_type)
+    }
+
+    fn positive(&self, param: u32) -> Result<u32> {
+        if param == 0 {
+            return Err(Error::InvalidTransform {
+                text: self.to_string(),
+                reason: "the parameter must be positive".into(),
+            });
+        }
+        Ok(param)
     }
 
     /// True when values that sort in order also transform in order (all but bucket and void).
