@@ -198,7 +198,7 @@ impl FileIo {
         Ok(())
     }
 
-    /// Streaming writer (multipart upload via object_store::buffered::BufWriter).
+    /// Streaming writer (multipart upload, buffered like object_store's `BufWriter`).
     ///
     /// Nothing is visible at `path` until [`FileWriter::close`] succeeds; see [`FileWriter`].
     ///
@@ -223,10 +223,13 @@ impl FileIo {
 
     /// Deletes every object in `paths` (batched per store where the store supports it).
     ///
-    /// Missing objects are skipped. Every path is attempted; the first failure is returned.
+    /// Missing objects are skipped. All paths are parsed first, so a malformed one fails
+    /// the call before anything is deleted; then every path is attempted.
     ///
     /// # Errors
-    /// The first store error, for the path it names or else the store's root.
+    /// [`Error::InvalidLocation`] / [`Error::UnsupportedScheme`] for a bad path; otherwise
+    /// the first store error, as [`Error::Store`] with the store's root as its path (the
+    /// source names the key).
     pub async fn delete_many(&self, paths: Vec<String>) -> Result<()> {
         let mut groups: HashMap<StoreKey, StoreGroup> = HashMap::new();
         for path in &paths {

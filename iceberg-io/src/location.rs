@@ -286,4 +286,28 @@ mod tests {
         assert_eq!(store_key_of("nonsense"), key(Family::File, ""));
         assert_eq!(store_key_of("memory://x/"), key(Family::Memory, "x"));
     }
+
+    proptest::proptest! {
+        /// Rendering a parsed key gives back the caller's string, and on local disk the key
+        /// names the literal file (no percent-decoding of `%2F` and friends).
+        #[test]
+        fn render_inverts_parse_and_local_keys_are_literal(
+            root in proptest::sample::select(
+                vec!["s3://b/", "s3a://bkt/", "gs://g/", "memory://m/", "file:///", "file:/", "/"],
+            ),
+            segments in proptest::collection::vec("[a-zA-Z0-9=%#+ ._~-]{1,12}", 0..5),
+        ) {
+            proptest::prop_assume!(segments.iter().all(|s| s != "." && s != ".."));
+            let input = format!("{root}{}", segments.join("/"));
+            let loc = Location::parse(&input).unwrap();
+            proptest::prop_assert_eq!(loc.render(&loc.key), input.clone());
+            if loc.store.family == Family::File && !loc.key.is_root() {
+                let on_disk = object_store::local::LocalFileSystem::new()
+                    .path_to_filesystem(&loc.key)
+                    .unwrap();
+                let expected = format!("/{}", segments.join("/"));
+                proptest::prop_assert_eq!(on_disk, std::path::PathBuf::from(expected));
+            }
+        }
+    }
 }

@@ -40,4 +40,3 @@ pub use error::{Error, Result};
 pub use schema::Schema;
 pub use transform::Transform;
 pub use types::{ListType, MapType, NestedField, PrimitiveType, StructType, Type};
-mod tmp_stubs;

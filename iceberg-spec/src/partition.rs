@@ -268,7 +268,7 @@ impl PartitionSpec {
             }
             let source = self.source_type(f, schema)?;
             let human = f.transform.to_human_string(source, v.as_ref());
-            out.push_str(&crate::tmp_stubs::partition_path_segment(&f.name, &human));
+            out.push_str(&crate::transform::partition_path_segment(&f.name, &human));
         }
         Ok(out)
     }

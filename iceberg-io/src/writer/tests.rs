@@ -138,3 +138,12 @@ async fn failed_start_is_reported_and_the_writer_is_closed() {
     assert!(matches!(err, Error::WriterClosed { .. }));
     assert!(!io.exists("memory://w/bad").await.unwrap());
 }
+
+#[test]
+fn writer_and_io_can_cross_tasks() {
+    // parquet's blanket `AsyncFileWriter` impl needs `AsyncWrite + Unpin + Send`.
+    fn assert_writer<T: tokio::io::AsyncWrite + Unpin + Send + 'static>() {}
+    fn assert_shared<T: Send + Sync + Clone + 'static>() {}
+    assert_writer::<crate::FileWriter>();
+    assert_shared::<FileIo>();
+}
