@@ -90,6 +90,12 @@ impl Location {
             return Err(invalid(location, "missing bucket after `://`"));
         }
         let key = ObjectPath::parse(key).map_err(|e| invalid(location, &e.to_string()))?;
+        if family == Family::File && key.filename().is_some_and(is_staging_name) {
+            return Err(invalid(
+                location,
+                "local file names ending in `#` and digits are reserved for in-progress uploads",
+            ));
+        }
         let bucket = if family == Family::File {
             String::new()
         } else {
@@ -161,6 +167,12 @@ fn split(location: &str) -> Result<(String, &str, String, &str)> {
         location,
         "expected `scheme://bucket/key` or an absolute local path",
     ))
+}
+
+/// Whether a local file name looks like object_store's staging files (`name#123`).
+fn is_staging_name(name: &str) -> bool {
+    name.rsplit_once('#')
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Whether `s` is a URI scheme: a letter, then letters, digits, `+`, `-` or `.`.
@@ -273,6 +285,7 @@ mod tests {
             "/a/../b",
             "s3://b/./k",
             "1x://b/k",
+            "/tmp/upload#12",
         ] {
             let err = Location::parse(bad).unwrap_err();
             assert!(matches!(err, Error::InvalidLocation { .. }), "{bad}: {err}");
@@ -299,6 +312,13 @@ mod tests {
         ) {
             proptest::prop_assume!(segments.iter().all(|s| s != "." && s != ".."));
             let input = format!("{root}{}", segments.join("/"));
+            let staging = segments.last().is_some_and(|s| is_staging_name(s));
+            if staging && matches!(root, "file:///" | "file:/" | "/") {
+                let err = Location::parse(&input).unwrap_err();
+                let is_invalid = matches!(err, Error::InvalidLocation { .. });
+                proptest::prop_assert!(is_invalid, "{:?}", err);
+                return Ok(());
+            }
             let loc = Location::parse(&input).unwrap();
             proptest::prop_assert_eq!(loc.render(&loc.key), input.clone());
             if loc.store.family == Family::File && !loc.key.is_root() {

@@ -11,10 +11,10 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Time64MicrosecondType, TimestampMicrosecondType, TimestampNanosecondType};
 use arrow_array::{Array, ArrayRef, ListArray, MapArray, PrimitiveArray, RecordBatch, RecordBatchOptions, StructArray, new_null_array};
 use arrow_buffer::NullBuffer;
-use arrow_schema::{DataType, Field, FieldRef, Fields, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, FieldRef, Fields, SchemaRef, TimeUnit};
 use iceberg_spec::types::{NestedField, PrimitiveType, Type};
 
-use crate::arrow_schema::{field_id_of, full_name};
+use crate::to_arrow::{field_id_of, full_name};
 use crate::error::{Error, Result};
 
 /// `batch` at the table's schema: `target` must be `arrow_schema(schema)` of the same schema
@@ -140,9 +140,8 @@ fn align_array(
             };
             let map = src.as_map().clone();
             let (_, offsets, entries, nulls, _) = map.into_parts();
-            let first = offsets.first().copied().unwrap_or(0) as usize;
-            let last = offsets.last().copied().unwrap_or(0) as usize;
-            let entries = entries.slice(first, last - first);
+            let entries = visible_slice(&(Arc::new(entries) as ArrayRef), offsets.first(), offsets.last());
+            let entries = entries.as_struct();
             let key = align_array(entries.column(0), &m.key_field, &target_kv[0], &full_name(full, "key"), None)?;
             let value = align_array(entries.column(1), &m.value_field, &target_kv[1], &full_name(full, "value"), None)?;
             let entries = StructArray::try_new(target_kv.clone(), vec![key, value], None).map_err(|e| Error::arrow(full, e))?;
@@ -155,15 +154,15 @@ fn align_array(
 }
 
 /// The part of a list's values its offsets reach.
-fn visible_slice(values: &ArrayRef, first: Option<&i32>, last: Option<&i32>) -> ArrayRef {
-    let first = first.copied().unwrap_or(0).max(0) as usize;
-    let last = last.copied().unwrap_or(0).max(0) as usize;
+fn visible_slice(values: &ArrayRef, first: i32, last: i32) -> ArrayRef {
+    let first = first.max(0) as usize;
+    let last = last.max(0) as usize;
     values.slice(first, last.saturating_sub(first))
 }
 
 /// Offsets shifted to start at zero, matching [`visible_slice`].
 fn rebase(offsets: arrow_buffer::OffsetBuffer<i32>) -> arrow_buffer::OffsetBuffer<i32> {
-    let first = offsets.first().copied().unwrap_or(0);
+    let first = offsets.first();
     if first == 0 {
         return offsets;
     }
@@ -266,7 +265,7 @@ mod tests {
     use iceberg_spec::Schema;
 
     use super::*;
-    use crate::arrow_schema::arrow_schema;
+    use crate::to_arrow::arrow_schema;
 
     fn table() -> Schema {
         Schema::new(

@@ -1,1 +1,101 @@
-//! placeholder
+//! `iceberg-write`: Arrow record batches in, Parquet data files out, with the Iceberg
+//! [`DataFile`] records (partition tuple, counts, sizes, Appendix-D bounds) a manifest needs.
+//!
+//! Layer: builds on `iceberg-spec` (types, schemas, partition specs, properties, datums) and
+//! `iceberg-io` (file IO). It never touches Avro, manifests or table metadata: committing the
+//! returned [`DataFile`]s is `iceberg-append`'s job.
+//!
+//! Module map:
+//! - [`write_data_files`] (here): write a slice of batches, get the data files back.
+//! - [`DataFileWriter`] (`writer`): the streaming writer — one open file per partition,
+//!   rolling at the target size, capped open files; `file` writes one Parquet file.
+//! - [`WriteOptions`] (`options`): codec, sizes, metrics config and file-naming ids, parsed
+//!   once from table properties.
+//! - [`arrow_schema()`] (`to_arrow`): Iceberg → Arrow with `PARQUET:field_id` everywhere.
+//! - `align`: batches matched to the table schema by name or field id, cast, checked.
+//! - `partition`: vectorized transforms and splitting batches by partition tuple.
+//! - [`metrics`]: Java's metrics modes, footer metrics, float/NaN handling, truncation.
+//! - `naming`: Java-style unique data file names.
+//!
+//! Example:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use iceberg_write::arrow_array::{Int64Array, RecordBatch};
+//! use iceberg_write::arrow_schema::{DataType, Field, Schema as ArrowSchema};
+//! use iceberg_spec::{NestedField, PartitionSpec, PrimitiveType, Schema};
+//!
+//! let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)])?;
+//! let batch = RecordBatch::try_new(
+//!     Arc::new(ArrowSchema::new(vec![Field::new("id", DataType::Int64, false)])),
+//!     vec![Arc::new(Int64Array::from(vec![1, 2, 3]))],
+//! )?;
+//! let io = iceberg_io::FileIo::memory();
+//! let files = iceberg_write::write_data_files(
+//!     &io, "memory://wh/t", &[batch], &schema, &PartitionSpec::unpartitioned(), None,
+//!     &iceberg_write::WriteOptions::default(),
+//! ).await?;
+//! assert_eq!(files[0].record_count, 3);
+//! assert_eq!(files[0].value_counts[&1], 3);
+//! # Ok(())
+//! # }
+//! ```
+
+mod align;
+mod to_arrow;
+mod error;
+pub mod metrics;
+mod naming;
+mod options;
+mod partition;
+mod writer;
+
+pub use ::arrow_array;
+pub use ::arrow_schema;
+pub use ::parquet;
+
+pub use crate::to_arrow::{
+    LIST_ELEMENT_NAME, MAP_ENTRIES_NAME, MAP_KEY_NAME, MAP_VALUE_NAME, UTC_TIME_ZONE, arrow_schema,
+};
+pub use crate::error::{Error, Result};
+pub use crate::metrics::MetricsConfig;
+pub use crate::options::{DEFAULT_BROTLI_LEVEL, DEFAULT_GZIP_LEVEL, DEFAULT_ZSTD_LEVEL, WriteOptions};
+pub use crate::writer::DataFileWriter;
+
+use iceberg_io::FileIo;
+use iceberg_spec::{DataFile, PartitionSpec, Schema};
+
+use ::arrow_array::RecordBatch;
+
+/// Writes `batches` as Parquet data files of the table at `location` and describes them.
+///
+/// Every batch is aligned and checked before anything is written, so a refused batch leaves
+/// no file behind. Rows are split by `spec`; each partition gets one file (more once the
+/// target file size is reached). `sort_order_id` is recorded as given: pass `None` unless
+/// the rows really are sorted by that order.
+///
+/// # Errors
+/// Data errors ([`Error::MissingColumn`], [`Error::TypeMismatch`],
+/// [`Error::NullInRequiredColumn`], ...) before writing; IO and Parquet errors while
+/// writing, after which files already written are deleted.
+pub async fn write_data_files(
+    io: &FileIo,
+    location: &str,
+    batches: &[RecordBatch],
+    schema: &Schema,
+    spec: &PartitionSpec,
+    sort_order_id: Option<i32>,
+    options: &WriteOptions,
+) -> Result<Vec<DataFile>> {
+    let mut writer = DataFileWriter::new(io, location, schema, spec, sort_order_id, options)?;
+    let aligned = batches.iter().map(|b| writer.align(b)).collect::<Result<Vec<_>>>()?;
+    for batch in &aligned {
+        if let Err(e) = writer.write_aligned(batch).await {
+            let _ = writer.abort().await;
+            return Err(e);
+        }
+    }
+    writer.close().await
+}

@@ -3,4 +3,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod external;
-mod pyiceberg_append;
+mod avro_readers;
+

@@ -1,12 +1,14 @@
 //! Avro object-container files for manifests and manifest lists, through apache-avro.
 
+mod container;
 pub(crate) mod schema;
 pub(crate) mod value;
 
 use std::collections::HashMap;
 
-use apache_avro::{Codec, DeflateSettings, Reader, Schema, Writer, ZstandardSettings};
+use apache_avro::{Codec, DeflateSettings, Reader, Schema, ZstandardSettings};
 use apache_avro::types::Value;
+use apache_avro::writer::datum::GenericDatumWriter;
 
 use crate::error::{Error, Result};
 
@@ -20,9 +22,15 @@ pub(crate) fn codec(name: &str) -> Codec {
     }
 }
 
+/// Uncompressed bytes gathered before a data block is closed.
+const BLOCK_TARGET_BYTES: usize = 1024 * 1024;
+
 /// Encodes `rows` under `schema_json` with key-value `metadata` into one container file.
 ///
-/// `marker` is the 16-byte sync marker; pass a fixed one for byte-stable fixtures.
+/// The header is written here, not by apache-avro, because apache-avro re-serialises the
+/// schema and drops attributes Iceberg readers need (`logicalType: map` on int-keyed map
+/// arrays); the header carries `schema_json` exactly. Each datum is encoded and each block
+/// compressed by apache-avro. `marker` is the sync marker; a fixed one gives stable bytes.
 pub(crate) fn write_container(
     path: &str,
     schema_json: &serde_json::Value,
@@ -32,22 +40,49 @@ pub(crate) fn write_container(
     marker: [u8; 16],
 ) -> Result<Vec<u8>> {
     let schema = Schema::parse(schema_json).map_err(|e| Error::avro(path, e))?;
-    let mut writer = Writer::builder()
-        .schema(&schema)
-        .writer(Vec::new())
-        .codec(codec)
-        .marker(marker)
+    let mut out = Vec::with_capacity(4096);
+    out.extend_from_slice(b"Obj\x01");
+    let codec_name = match codec {
+        Codec::Null => "null",
+        Codec::Deflate(_) => "deflate",
+        Codec::Snappy => "snappy",
+        Codec::Zstandard(_) => "zstandard",
+        #[allow(unreachable_patterns)]
+        _ => "null",
+    };
+    let schema_text = schema_json.to_string();
+    let mut header: Vec<(&str, &[u8])> = vec![
+        ("avro.schema", schema_text.as_bytes()),
+        ("avro.codec", codec_name.as_bytes()),
+    ];
+    header.extend(metadata.iter().map(|(k, v)| (*k, v.as_bytes())));
+    container::put_long(&mut out, header.len() as i64);
+    for (k, v) in header {
+        container::put_bytes(&mut out, k.as_bytes());
+        container::put_bytes(&mut out, v);
+    }
+    container::put_long(&mut out, 0);
+    out.extend_from_slice(&marker);
+
+    let datum_writer = GenericDatumWriter::builder(&schema)
         .build()
         .map_err(|e| Error::avro(path, e))?;
-    for (k, v) in metadata {
-        writer
-            .add_user_metadata((*k).to_string(), v.as_bytes())
-            .map_err(|e| Error::avro(path, e))?;
-    }
+    let mut block = Vec::new();
+    let mut count = 0i64;
     for row in rows {
-        writer.append_value(row).map_err(|e| Error::avro(path, e))?;
+        datum_writer
+            .write_value(&mut block, row)
+            .map_err(|e| Error::avro(path, e))?;
+        count += 1;
+        if block.len() >= BLOCK_TARGET_BYTES {
+            container::put_block(&mut out, &mut block, count, codec, &marker).map_err(|e| Error::avro(path, e))?;
+            count = 0;
+        }
     }
-    writer.into_inner().map_err(|e| Error::avro(path, e))
+    if count > 0 {
+        container::put_block(&mut out, &mut block, count, codec, &marker).map_err(|e| Error::avro(path, e))?;
+    }
+    Ok(out)
 }
 
 /// Decodes a container file into its key-value metadata and rows.

@@ -13,7 +13,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Fields};
 
-use crate::arrow_schema::field_id_of;
+use crate::to_arrow::field_id_of;
 
 /// NaN count and NaN-free min/max of one float or double column (f32 values held exactly).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -18,7 +18,7 @@ use iceberg_spec::types::{PrimitiveType, Type};
 use iceberg_spec::Datum;
 use uuid::Uuid;
 
-use crate::arrow_schema::{UTC_TIME_ZONE, arrow_type};
+use crate::to_arrow::{UTC_TIME_ZONE, arrow_type};
 use crate::error::{Error, Result};
 
 /// The value at row `i` of `array` as a datum of type `ty`; `None` for null (or a type mismatch).

@@ -1,0 +1,7 @@
+//! Writers: one Parquet file (`file`), and the streaming, partitioned, rolling
+//! [`DataFileWriter`] built on it (`partitioned`).
+
+mod file;
+mod partitioned;
+
+pub use partitioned::DataFileWriter;
