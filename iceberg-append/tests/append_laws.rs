@@ -1,0 +1,248 @@
+//! Laws of appending, under any sequence of appends, conflicts and lost responses:
+//! totals equal the sum of the files, sequence numbers strictly increase, v3 row-id ranges
+//! never overlap, snapshots form one chain, and every parent manifest stays reachable.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use iceberg_append::{
+    Catalog, DeterministicEnvironment, InMemoryCatalog, Result, Table, TableCreation,
+    TableIdent, commit_append, read_manifest_list,
+};
+use iceberg_io::FileIo;
+use iceberg_spec::{DataFile, FormatVersion, NestedField, PrimitiveType, Schema, TableMetadata};
+use proptest::prelude::*;
+
+/// What the wrapped catalog does on the next commit call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    None,
+    /// Another writer lands a commit first, so ours conflicts.
+    ConcurrentWriter,
+    /// Our swap lands but the answer is lost; the caller sees a conflict on its retry.
+    LostResponse,
+}
+
+#[derive(Debug)]
+struct FaultyCatalog {
+    inner: InMemoryCatalog,
+    env: Arc<DeterministicEnvironment>,
+    next_fault: std::sync::Mutex<Fault>,
+    other_commits: AtomicU32,
+}
+
+#[async_trait]
+impl Catalog for FaultyCatalog {
+    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
+        self.inner.load_table(ident).await
+    }
+
+    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
+        self.inner.create_table(ident, creation).await
+    }
+
+    async fn commit(&self, ident: &TableIdent, base: &str, new: &TableMetadata) -> Result<String> {
+        let fault = std::mem::replace(&mut *self.next_fault.lock().unwrap(), Fault::None);
+        match fault {
+            Fault::None => self.inner.commit(ident, base, new).await,
+            Fault::ConcurrentWriter => {
+                let n = self.other_commits.fetch_add(1, Ordering::SeqCst);
+                let other = vec![file(&format!("other-{n}"), 7)];
+                commit_append(&self.inner, ident, other, BTreeMap::new(), self.env.as_ref())
+                    .await
+                    .unwrap();
+                self.inner.commit(ident, base, new).await
+            }
+            Fault::LostResponse => {
+                self.inner.commit(ident, base, new).await?;
+                Err(iceberg_append::Error::CommitConflict {
+                    table: ident.to_string(),
+                    expected: Some(base.to_string()),
+                    found: None,
+                })
+            }
+        }
+    }
+
+    fn io(&self) -> &FileIo {
+        self.inner.io()
+    }
+}
+
+fn file(name: &str, rows: i64) -> DataFile {
+    DataFile {
+        file_path: format!("memory://wh/db/t/data/{name}.parquet"),
+        record_count: rows,
+        file_size_in_bytes: 100 + rows,
+        ..Default::default()
+    }
+}
+
+async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 7, 99));
+    let io = FileIo::memory();
+    let catalog = FaultyCatalog {
+        inner: InMemoryCatalog::new(io.clone(), env.clone()),
+        env: env.clone(),
+        next_fault: std::sync::Mutex::new(Fault::None),
+        other_commits: AtomicU32::new(0),
+    };
+    let ident = TableIdent::parse("db.t").unwrap();
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    let mut creation = TableCreation::new("memory://wh/db/t", schema);
+    creation.format_version = version;
+    creation.properties.insert("commit.retry.min-wait-ms".into(), "1".into());
+    creation.properties.insert("commit.retry.max-wait-ms".into(), "2".into());
+    catalog.create_table(&ident, creation).await.unwrap();
+
+    let mut expected_rows = 0i64;
+    let mut expected_files = 0i64;
+    let mut ours = Vec::new();
+    for (i, (fault, sizes)) in ops.into_iter().enumerate() {
+        *catalog.next_fault.lock().unwrap() = match fault % 3 {
+            0 => Fault::None,
+            1 => Fault::ConcurrentWriter,
+            _ => Fault::LostResponse,
+        };
+        if fault % 3 == 1 {
+            expected_rows += 7;
+            expected_files += 1;
+        }
+        let files: Vec<DataFile> = sizes.iter().enumerate().map(|(j, r)| file(&format!("f{i}-{j}"), *r)).collect();
+        expected_rows += sizes.iter().sum::<i64>();
+        expected_files += files.len() as i64;
+        let out = commit_append(&catalog, &ident, files, BTreeMap::new(), env.as_ref()).await.unwrap();
+        ours.push(out.snapshot_id);
+    }
+
+    let table = catalog.load_table(&ident).await.unwrap();
+    let meta = &table.metadata;
+    // Each of our appends is in the table exactly once.
+    for id in &ours {
+        assert_eq!(meta.snapshots.iter().filter(|s| s.snapshot_id == *id).count(), 1);
+    }
+    // One chain from the current snapshot back to the first.
+    let mut chain = Vec::new();
+    let mut cur = meta.current_snapshot();
+    while let Some(s) = cur {
+        chain.push(s);
+        cur = s.parent_snapshot_id.and_then(|p| meta.snapshot_by_id(p));
+    }
+    assert_eq!(chain.len(), meta.snapshots.len());
+    // Sequence numbers strictly increase along the chain (v2+).
+    if version != FormatVersion::V1 {
+        for w in chain.windows(2) {
+            assert!(w[0].sequence_number > w[1].sequence_number);
+        }
+        assert_eq!(meta.last_sequence_number, chain[0].sequence_number);
+    }
+    // Totals equal the sum of every file.
+    if let Some(head) = chain.first() {
+        let summary = head.summary.as_ref().unwrap();
+        assert_eq!(summary.get_i64("total-records"), Some(expected_rows));
+        assert_eq!(summary.get_i64("total-data-files"), Some(expected_files));
+    }
+    // Every manifest ever listed by a parent is still listed by its child.
+    let io = catalog.io();
+    let mut previous: Option<HashSet<String>> = None;
+    for s in chain.iter().rev() {
+        let list = read_manifest_list(io, s.manifest_list.as_deref()).await.unwrap();
+        let paths: HashSet<String> = list.iter().map(|m| m.manifest_path.clone()).collect();
+        if let Some(prev) = &previous {
+            assert!(prev.is_subset(&paths), "snapshot {} dropped a parent manifest", s.snapshot_id);
+        }
+        let rows: i64 = list.iter().map(|m| m.added_rows_count.unwrap_or(0)).sum();
+        assert_eq!(Some(rows), s.summary.as_ref().unwrap().get_i64("total-records"));
+        // v3: row-id ranges of the manifests never overlap and stay below next-row-id.
+        if version == FormatVersion::V3 {
+            let mut ranges: Vec<(i64, i64)> = list
+                .iter()
+                .map(|m| {
+                    let first = m.first_row_id.expect("v3 data manifest without first_row_id");
+                    (first, first + m.assignable_rows())
+                })
+                .collect();
+            ranges.sort();
+            for w in ranges.windows(2) {
+                assert!(w[0].1 <= w[1].0, "row-id ranges overlap: {ranges:?}");
+            }
+            assert!(ranges.last().is_none_or(|r| r.1 <= meta.next_row_id.unwrap()));
+        }
+        previous = Some(paths);
+    }
+    if version == FormatVersion::V3 {
+        assert_eq!(meta.next_row_id, Some(expected_rows));
+    }
+}
+
+fn ops() -> impl Strategy<Value = Vec<(u8, Vec<i64>)>> {
+    prop::collection::vec((0u8..3, prop::collection::vec(1i64..50, 1..4)), 1..6)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn laws_hold_v1(ops in ops()) {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(run(FormatVersion::V1, ops));
+    }
+
+    #[test]
+    fn laws_hold_v2(ops in ops()) {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(run(FormatVersion::V2, ops));
+    }
+
+    #[test]
+    fn laws_hold_v3(ops in ops()) {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(run(FormatVersion::V3, ops));
+    }
+}
+
+#[tokio::test]
+async fn lost_response_does_not_double_commit() {
+    run(FormatVersion::V2, vec![(2, vec![5]), (2, vec![6])]).await;
+}
+
+#[tokio::test]
+async fn conflict_reuses_snapshot_id_and_manifests() {
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 7, 1));
+    let io = FileIo::memory();
+    let catalog = FaultyCatalog {
+        inner: InMemoryCatalog::new(io.clone(), env.clone()),
+        env: env.clone(),
+        next_fault: std::sync::Mutex::new(Fault::None),
+        other_commits: AtomicU32::new(0),
+    };
+    let ident = TableIdent::parse("db.t").unwrap();
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    let mut creation = TableCreation::new("memory://wh/db/t", schema);
+    creation.properties.insert("commit.retry.min-wait-ms".into(), "1".into());
+    catalog.create_table(&ident, creation).await.unwrap();
+    *catalog.next_fault.lock().unwrap() = Fault::ConcurrentWriter;
+    let out = commit_append(&catalog, &ident, vec![file("mine", 3)], BTreeMap::new(), env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(out.attempts, 2);
+    let table = catalog.load_table(&ident).await.unwrap();
+    let snap = table.metadata.current_snapshot().unwrap();
+    assert_eq!(snap.snapshot_id, out.snapshot_id);
+    assert_eq!(snap.sequence_number, 2, "re-planned onto the other writer's commit");
+    let list_path = snap.manifest_list.clone().unwrap();
+    assert!(list_path.contains(&format!("snap-{}-2-", out.snapshot_id)), "{list_path}");
+    let list = read_manifest_list(&io, Some(&list_path)).await.unwrap();
+    assert_eq!(list.len(), 2);
+    // Our manifest (written once, in attempt 1) comes first; the other writer's is carried.
+    let commit_uuid = list_path.rsplit('-').take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("-");
+    let commit_uuid = commit_uuid.trim_end_matches(".avro");
+    assert!(list[0].manifest_path.contains(commit_uuid), "{} vs {commit_uuid}", list[0].manifest_path);
+    assert_eq!(list[0].added_snapshot_id, out.snapshot_id);
+    assert_ne!(list[1].added_snapshot_id, out.snapshot_id);
+    // The failed attempt's manifest list was deleted; the manifest was not rewritten.
+    let files = io.list("memory://wh/db/t/metadata/").await.unwrap();
+    assert!(!files.iter().any(|f| f.contains(&format!("snap-{}-1-", out.snapshot_id))), "{files:?}");
+    assert_eq!(files.iter().filter(|f| f.contains(commit_uuid) && f.contains("-m")).count(), 1);
+}
