@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The venv's python, or `None` (after printing why) when the test should be skipped.
-pub fn python(test: &str) -> Option<PathBuf> {
+pub(crate) fn python(test: &str) -> Option<PathBuf> {
     match std::env::var_os("ICEBERG_TEST_PYTHON") {
         Some(p) => Some(PathBuf::from(p)),
         None => {
@@ -25,7 +25,7 @@ pub fn python(test: &str) -> Option<PathBuf> {
 }
 
 /// Runs `script` with `args`; returns stdout parsed as JSON, failing with stderr on error.
-pub fn run_json(python: &PathBuf, script: &str, args: &[&str]) -> serde_json::Value {
+pub(crate) fn run_json(python: &PathBuf, script: &str, args: &[&str]) -> serde_json::Value {
     let out = Command::new(python)
         .arg("-c")
         .arg(script)

@@ -4,4 +4,5 @@
 
 mod external;
 mod avro_readers;
+mod pyiceberg_append;
 
