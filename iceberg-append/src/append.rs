@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, HashSet};
 use bytes::Bytes;
 use iceberg_io::FileIo;
 use iceberg_spec::snapshot::MAIN_BRANCH;
-use iceberg_spec::{DataContentType, DataFile, ManifestEntry, ManifestFile, TableMetadata, TableProperties};
+use iceberg_spec::{
+    DataContentType, DataFile, ManifestEntry, ManifestFile, TableMetadata, TableProperties,
+};
 use uuid::Uuid;
 
 use crate::env::Environment;
@@ -56,7 +58,9 @@ fn check_files(meta: &TableMetadata, files: &[DataFile]) -> Result<()> {
             reason,
         };
         if f.content != DataContentType::Data {
-            return Err(bad("an append adds data files only, not delete files".into()));
+            return Err(bad(
+                "an append adds data files only, not delete files".into()
+            ));
         }
         let spec = meta
             .spec_by_id(f.spec_id)
@@ -83,7 +87,10 @@ fn check_files(meta: &TableMetadata, files: &[DataFile]) -> Result<()> {
 ///
 /// # Errors
 /// When the manifest list cannot be read or decoded.
-pub async fn read_manifest_list(io: &FileIo, manifest_list: Option<&str>) -> Result<Vec<ManifestFile>> {
+pub async fn read_manifest_list(
+    io: &FileIo,
+    manifest_list: Option<&str>,
+) -> Result<Vec<ManifestFile>> {
     match manifest_list {
         None => Ok(Vec::new()),
         Some(path) => {
@@ -193,7 +200,9 @@ impl PendingAppend {
         env: &dyn Environment,
     ) -> Result<AppendResult> {
         let meta = &base.metadata;
-        let parent_list = meta.branch_head(&self.branch).and_then(|s| s.manifest_list.clone());
+        let parent_list = meta
+            .branch_head(&self.branch)
+            .and_then(|s| s.manifest_list.clone());
         let parent_manifests = read_manifest_list(io, parent_list.as_deref()).await?;
         let schema = meta.current_schema()?;
         let added = AddedCounts::of(meta, schema, &self.data_files)?;
@@ -230,7 +239,11 @@ impl PendingAppend {
             metadata: plan.metadata,
             snapshot_id: self.snapshot_id,
             manifest_list: manifest_list_path,
-            manifest_paths: self.new_manifests.iter().map(|m| m.manifest_path.clone()).collect(),
+            manifest_paths: self
+                .new_manifests
+                .iter()
+                .map(|m| m.manifest_path.clone())
+                .collect(),
             data_files: self.data_files.clone(),
             new_manifests: self.new_manifests.clone(),
             commit_uuid: self.commit_uuid,

@@ -66,7 +66,12 @@ pub trait Catalog: Send + Sync + fmt::Debug {
     /// # Errors
     /// [`Error::CommitConflict`] when the pointer is no longer `base_location`;
     /// [`Error::CommitStateUnknown`] when the swap may or may not have happened.
-    async fn commit(&self, ident: &TableIdent, base_location: &str, new_metadata: &TableMetadata) -> Result<String>;
+    async fn commit(
+        &self,
+        ident: &TableIdent,
+        base_location: &str,
+        new_metadata: &TableMetadata,
+    ) -> Result<String>;
 
     /// The IO that reaches the table's files.
     fn io(&self) -> &FileIo;
@@ -129,9 +134,19 @@ impl Catalog for InMemoryCatalog {
         Ok(table)
     }
 
-    async fn commit(&self, ident: &TableIdent, base_location: &str, new_metadata: &TableMetadata) -> Result<String> {
-        let new_location =
-            write_metadata_file(&self.io, new_metadata, Some(base_location), self.env.as_ref()).await?;
+    async fn commit(
+        &self,
+        ident: &TableIdent,
+        base_location: &str,
+        new_metadata: &TableMetadata,
+    ) -> Result<String> {
+        let new_location = write_metadata_file(
+            &self.io,
+            new_metadata,
+            Some(base_location),
+            self.env.as_ref(),
+        )
+        .await?;
         let swapped = {
             let mut map = self.pointers.lock().map_err(|_| Error::Catalog {
                 table: ident.to_string(),

@@ -63,7 +63,10 @@ pub async fn commit_append(
     let mut attempt = 1u32;
     loop {
         let base_location = base.metadata_location.clone().unwrap_or_default();
-        match catalog.commit(ident, &base_location, &result.metadata).await {
+        match catalog
+            .commit(ident, &base_location, &result.metadata)
+            .await
+        {
             Ok(location) => {
                 lists.pop();
                 cleanup(&io, lists).await;
@@ -75,11 +78,17 @@ pub async fn commit_append(
                 });
             }
             Err(e) if e.is_commit_conflict() => {
-                let out_of_time = started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
+                let out_of_time =
+                    started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
                 if attempt > retry.num_retries || out_of_time {
                     let reason = format!("retries exhausted: {e}");
                     let mut files = lists;
-                    files.extend(pending.new_manifests.iter().map(|m| m.manifest_path.clone()));
+                    files.extend(
+                        pending
+                            .new_manifests
+                            .iter()
+                            .map(|m| m.manifest_path.clone()),
+                    );
                     cleanup(&io, files).await;
                     return Err(Error::CommitFailed {
                         table: ident.to_string(),
@@ -88,7 +97,8 @@ pub async fn commit_append(
                         reason,
                     });
                 }
-                tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env)).await;
+                tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env))
+                    .await;
                 base = catalog.load_table(ident).await?;
                 if base.metadata.snapshot_by_id(pending.snapshot_id).is_some() {
                     // An earlier attempt landed; its answer was lost.
@@ -106,7 +116,12 @@ pub async fn commit_append(
             Err(e) if e.is_commit_state_unknown() => return Err(e),
             Err(e) => {
                 let mut files = lists;
-                files.extend(pending.new_manifests.iter().map(|m| m.manifest_path.clone()));
+                files.extend(
+                    pending
+                        .new_manifests
+                        .iter()
+                        .map(|m| m.manifest_path.clone()),
+                );
                 cleanup(&io, files).await;
                 return Err(Error::CommitFailed {
                     table: ident.to_string(),

@@ -80,9 +80,14 @@ impl Environment for DeterministicEnvironment {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^ (z >> 31)
         };
-        let hi = mix(seed.wrapping_add(n.wrapping_mul(2)).wrapping_add(0x9e37_79b9_7f4a_7c15));
-        let lo = mix(seed.wrapping_add(n.wrapping_mul(2) + 1).wrapping_add(0x9e37_79b9_7f4a_7c15));
-        uuid::Builder::from_random_bytes(((u128::from(hi) << 64) | u128::from(lo)).to_be_bytes()).into_uuid()
+        let hi = mix(seed
+            .wrapping_add(n.wrapping_mul(2))
+            .wrapping_add(0x9e37_79b9_7f4a_7c15));
+        let lo = mix(seed
+            .wrapping_add(n.wrapping_mul(2) + 1)
+            .wrapping_add(0x9e37_79b9_7f4a_7c15));
+        uuid::Builder::from_random_bytes(((u128::from(hi) << 64) | u128::from(lo)).to_be_bytes())
+            .into_uuid()
     }
 }
 
@@ -102,6 +107,9 @@ mod tests {
         assert_eq!(a.now_ms(), 1000);
         assert_eq!(a.now_ms(), 1001);
         assert_eq!(snapshot_id_from_uuid(Uuid::from_u64_pair(0xF0, 0x0F)), 0xFF);
-        assert_eq!(snapshot_id_from_uuid(Uuid::from_u64_pair(u64::MAX, 0)), i64::MAX);
+        assert_eq!(
+            snapshot_id_from_uuid(Uuid::from_u64_pair(u64::MAX, 0)),
+            i64::MAX
+        );
     }
 }

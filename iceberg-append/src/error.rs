@@ -53,7 +53,9 @@ pub enum Error {
         found: Option<String>,
     },
     /// The commit failed for certain; files it wrote were cleaned up.
-    #[error("commit of snapshot {snapshot_id} to {table} failed after {attempts} attempt(s): {reason}")]
+    #[error(
+        "commit of snapshot {snapshot_id} to {table} failed after {attempts} attempt(s): {reason}"
+    )]
     CommitFailed {
         /// The table.
         table: String,

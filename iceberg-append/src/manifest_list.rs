@@ -43,11 +43,10 @@ pub fn encode_manifest_list(
     if header.version >= FormatVersion::V2 {
         meta.push(("sequence-number", header.sequence_number.to_string()));
     }
-    if header.version >= FormatVersion::V3 {
-        if let Some(first) = header.first_row_id {
+    if header.version >= FormatVersion::V3
+        && let Some(first) = header.first_row_id {
             meta.push(("first-row-id", first.to_string()));
         }
-    }
     meta.push(("format-version", header.version.number().to_string()));
     let schema = avro::schema::manifest_list_schema(header.version);
     let rows = manifests

@@ -83,7 +83,10 @@ pub fn plan_fast_append(base: &TableMetadata, inputs: &AttemptInputs<'_>) -> Res
     let (first_row_id, added_rows) = match base.next_row_id {
         Some(start) if version == FormatVersion::V3 => {
             let mut next = start;
-            for m in manifests.iter_mut().filter(|m| m.content == ManifestContent::Data) {
+            for m in manifests
+                .iter_mut()
+                .filter(|m| m.content == ManifestContent::Data)
+            {
                 if m.first_row_id.is_none() {
                     m.first_row_id = Some(next);
                     next += m.assignable_rows();

@@ -16,9 +16,21 @@ const TOTALS: [(&str, &str, &str); 6] = [
     ("total-records", "added-records", "deleted-records"),
     ("total-files-size", "added-files-size", "removed-files-size"),
     ("total-data-files", "added-data-files", "deleted-data-files"),
-    ("total-delete-files", "added-delete-files", "removed-delete-files"),
-    ("total-position-deletes", "added-position-deletes", "removed-position-deletes"),
-    ("total-equality-deletes", "added-equality-deletes", "removed-equality-deletes"),
+    (
+        "total-delete-files",
+        "added-delete-files",
+        "removed-delete-files",
+    ),
+    (
+        "total-position-deletes",
+        "added-position-deletes",
+        "removed-position-deletes",
+    ),
+    (
+        "total-equality-deletes",
+        "added-equality-deletes",
+        "removed-equality-deletes",
+    ),
 ];
 
 /// Counts of an append that do not depend on the base it lands on.
@@ -110,7 +122,9 @@ pub(crate) fn append_summary(
         for (path, (files, records, bytes)) in &added.partitions {
             props.insert(
                 format!("partitions.{path}"),
-                format!("added-data-files={files},added-records={records},added-files-size={bytes}"),
+                format!(
+                    "added-data-files={files},added-records={records},added-files-size={bytes}"
+                ),
             );
         }
     }
@@ -181,7 +195,15 @@ mod tests {
             added_rows: None,
             key_id: None,
         };
-        let s = append_summary(&AddedCounts::default(), Some(&parent), 0, 0, 0, 0, &BTreeMap::new());
+        let s = append_summary(
+            &AddedCounts::default(),
+            Some(&parent),
+            0,
+            0,
+            0,
+            0,
+            &BTreeMap::new(),
+        );
         assert!(!s.properties.contains_key("total-records"));
     }
 }

@@ -57,7 +57,10 @@ pub fn next_metadata_version(meta: &TableMetadata, current_location: Option<&str
     let parsed = name
         .split_once('-')
         .and_then(|(v, _)| v.parse::<u32>().ok())
-        .or_else(|| name.strip_prefix('v').and_then(|r| r.split('.').next()?.parse().ok()));
+        .or_else(|| {
+            name.strip_prefix('v')
+                .and_then(|r| r.split('.').next()?.parse().ok())
+        });
     match parsed {
         Some(v) => v + 1,
         None => meta.metadata_log.len() as u32 + 1,
@@ -75,7 +78,11 @@ pub async fn write_metadata_file(
     env: &dyn Environment,
 ) -> Result<String> {
     let version = next_metadata_version(meta, current_location);
-    let path = format!("{}/{}", metadata_dir(meta), metadata_file_name(version, env.new_uuid()));
+    let path = format!(
+        "{}/{}",
+        metadata_dir(meta),
+        metadata_file_name(version, env.new_uuid())
+    );
     let json = meta.to_json()?;
     io.put_if_absent(&path, Bytes::from(json)).await?;
     Ok(path)
@@ -118,7 +125,11 @@ impl TableCreation {
 ///
 /// # Errors
 /// When the definition is invalid or the metadata file cannot be written.
-pub async fn create_table(io: &FileIo, creation: TableCreation, env: &dyn Environment) -> Result<Table> {
+pub async fn create_table(
+    io: &FileIo,
+    creation: TableCreation,
+    env: &dyn Environment,
+) -> Result<Table> {
     let mut properties = creation.properties;
     properties
         .entry(PARQUET_COMPRESSION.to_string())
@@ -165,8 +176,14 @@ mod tests {
             next_metadata_version(&meta, Some("file:///t/metadata/00041-6f1c.metadata.json")),
             42
         );
-        assert_eq!(next_metadata_version(&meta, Some("s3://b/t/metadata/v7.metadata.json")), 8);
-        assert_eq!(next_metadata_version(&meta, Some("s3://b/t/metadata/odd.json")), 1);
+        assert_eq!(
+            next_metadata_version(&meta, Some("s3://b/t/metadata/v7.metadata.json")),
+            8
+        );
+        assert_eq!(
+            next_metadata_version(&meta, Some("s3://b/t/metadata/odd.json")),
+            1
+        );
         assert_eq!(
             metadata_file_name(3, uuid::Uuid::nil()),
             "00003-00000000-0000-0000-0000-000000000000.metadata.json"

@@ -5,13 +5,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use async_trait::async_trait;
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, InMemoryCatalog, Result, Table, TableCreation,
-    TableIdent, commit_append, read_manifest_list,
+    Catalog, DeterministicEnvironment, InMemoryCatalog, Result, Table, TableCreation, TableIdent,
+    commit_append, read_manifest_list,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::{DataFile, FormatVersion, NestedField, PrimitiveType, Schema, TableMetadata};
@@ -52,9 +52,15 @@ impl Catalog for FaultyCatalog {
             Fault::ConcurrentWriter => {
                 let n = self.other_commits.fetch_add(1, Ordering::SeqCst);
                 let other = vec![file(&format!("other-{n}"), 7)];
-                commit_append(&self.inner, ident, other, BTreeMap::new(), self.env.as_ref())
-                    .await
-                    .unwrap();
+                commit_append(
+                    &self.inner,
+                    ident,
+                    other,
+                    BTreeMap::new(),
+                    self.env.as_ref(),
+                )
+                .await
+                .unwrap();
                 self.inner.commit(ident, base, new).await
             }
             Fault::LostResponse => {
@@ -95,8 +101,12 @@ async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {
     let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
     let mut creation = TableCreation::new("memory://wh/db/t", schema);
     creation.format_version = version;
-    creation.properties.insert("commit.retry.min-wait-ms".into(), "1".into());
-    creation.properties.insert("commit.retry.max-wait-ms".into(), "2".into());
+    creation
+        .properties
+        .insert("commit.retry.min-wait-ms".into(), "1".into());
+    creation
+        .properties
+        .insert("commit.retry.max-wait-ms".into(), "2".into());
     catalog.create_table(&ident, creation).await.unwrap();
 
     let mut expected_rows = 0i64;
@@ -112,10 +122,16 @@ async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {
             expected_rows += 7;
             expected_files += 1;
         }
-        let files: Vec<DataFile> = sizes.iter().enumerate().map(|(j, r)| file(&format!("f{i}-{j}"), *r)).collect();
+        let files: Vec<DataFile> = sizes
+            .iter()
+            .enumerate()
+            .map(|(j, r)| file(&format!("f{i}-{j}"), *r))
+            .collect();
         expected_rows += sizes.iter().sum::<i64>();
         expected_files += files.len() as i64;
-        let out = commit_append(&catalog, &ident, files, BTreeMap::new(), env.as_ref()).await.unwrap();
+        let out = commit_append(&catalog, &ident, files, BTreeMap::new(), env.as_ref())
+            .await
+            .unwrap();
         ours.push(out.snapshot_id);
     }
 
@@ -123,7 +139,13 @@ async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {
     let meta = &table.metadata;
     // Each of our appends is in the table exactly once.
     for id in &ours {
-        assert_eq!(meta.snapshots.iter().filter(|s| s.snapshot_id == *id).count(), 1);
+        assert_eq!(
+            meta.snapshots
+                .iter()
+                .filter(|s| s.snapshot_id == *id)
+                .count(),
+            1
+        );
     }
     // One chain from the current snapshot back to the first.
     let mut chain = Vec::new();
@@ -150,19 +172,30 @@ async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {
     let io = catalog.io();
     let mut previous: Option<HashSet<String>> = None;
     for s in chain.iter().rev() {
-        let list = read_manifest_list(io, s.manifest_list.as_deref()).await.unwrap();
+        let list = read_manifest_list(io, s.manifest_list.as_deref())
+            .await
+            .unwrap();
         let paths: HashSet<String> = list.iter().map(|m| m.manifest_path.clone()).collect();
         if let Some(prev) = &previous {
-            assert!(prev.is_subset(&paths), "snapshot {} dropped a parent manifest", s.snapshot_id);
+            assert!(
+                prev.is_subset(&paths),
+                "snapshot {} dropped a parent manifest",
+                s.snapshot_id
+            );
         }
         let rows: i64 = list.iter().map(|m| m.added_rows_count.unwrap_or(0)).sum();
-        assert_eq!(Some(rows), s.summary.as_ref().unwrap().get_i64("total-records"));
+        assert_eq!(
+            Some(rows),
+            s.summary.as_ref().unwrap().get_i64("total-records")
+        );
         // v3: row-id ranges of the manifests never overlap and stay below next-row-id.
         if version == FormatVersion::V3 {
             let mut ranges: Vec<(i64, i64)> = list
                 .iter()
                 .map(|m| {
-                    let first = m.first_row_id.expect("v3 data manifest without first_row_id");
+                    let first = m
+                        .first_row_id
+                        .expect("v3 data manifest without first_row_id");
                     (first, first + m.assignable_rows())
                 })
                 .collect();
@@ -170,7 +203,11 @@ async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {
             for w in ranges.windows(2) {
                 assert!(w[0].1 <= w[1].0, "row-id ranges overlap: {ranges:?}");
             }
-            assert!(ranges.last().is_none_or(|r| r.1 <= meta.next_row_id.unwrap()));
+            assert!(
+                ranges
+                    .last()
+                    .is_none_or(|r| r.1 <= meta.next_row_id.unwrap())
+            );
         }
         previous = Some(paths);
     }
@@ -220,29 +257,65 @@ async fn conflict_reuses_snapshot_id_and_manifests() {
     let ident = TableIdent::parse("db.t").unwrap();
     let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
     let mut creation = TableCreation::new("memory://wh/db/t", schema);
-    creation.properties.insert("commit.retry.min-wait-ms".into(), "1".into());
+    creation
+        .properties
+        .insert("commit.retry.min-wait-ms".into(), "1".into());
     catalog.create_table(&ident, creation).await.unwrap();
     *catalog.next_fault.lock().unwrap() = Fault::ConcurrentWriter;
-    let out = commit_append(&catalog, &ident, vec![file("mine", 3)], BTreeMap::new(), env.as_ref())
-        .await
-        .unwrap();
+    let out = commit_append(
+        &catalog,
+        &ident,
+        vec![file("mine", 3)],
+        BTreeMap::new(),
+        env.as_ref(),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.attempts, 2);
     let table = catalog.load_table(&ident).await.unwrap();
     let snap = table.metadata.current_snapshot().unwrap();
     assert_eq!(snap.snapshot_id, out.snapshot_id);
-    assert_eq!(snap.sequence_number, 2, "re-planned onto the other writer's commit");
+    assert_eq!(
+        snap.sequence_number, 2,
+        "re-planned onto the other writer's commit"
+    );
     let list_path = snap.manifest_list.clone().unwrap();
-    assert!(list_path.contains(&format!("snap-{}-2-", out.snapshot_id)), "{list_path}");
+    assert!(
+        list_path.contains(&format!("snap-{}-2-", out.snapshot_id)),
+        "{list_path}"
+    );
     let list = read_manifest_list(&io, Some(&list_path)).await.unwrap();
     assert_eq!(list.len(), 2);
     // Our manifest (written once, in attempt 1) comes first; the other writer's is carried.
-    let commit_uuid = list_path.rsplit('-').take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("-");
+    let commit_uuid = list_path
+        .rsplit('-')
+        .take(5)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join("-");
     let commit_uuid = commit_uuid.trim_end_matches(".avro");
-    assert!(list[0].manifest_path.contains(commit_uuid), "{} vs {commit_uuid}", list[0].manifest_path);
+    assert!(
+        list[0].manifest_path.contains(commit_uuid),
+        "{} vs {commit_uuid}",
+        list[0].manifest_path
+    );
     assert_eq!(list[0].added_snapshot_id, out.snapshot_id);
     assert_ne!(list[1].added_snapshot_id, out.snapshot_id);
     // The failed attempt's manifest list was deleted; the manifest was not rewritten.
     let files = io.list("memory://wh/db/t/metadata/").await.unwrap();
-    assert!(!files.iter().any(|f| f.contains(&format!("snap-{}-1-", out.snapshot_id))), "{files:?}");
-    assert_eq!(files.iter().filter(|f| f.contains(commit_uuid) && f.contains("-m")).count(), 1);
+    assert!(
+        !files
+            .iter()
+            .any(|f| f.contains(&format!("snap-{}-1-", out.snapshot_id))),
+        "{files:?}"
+    );
+    assert_eq!(
+        files
+            .iter()
+            .filter(|f| f.contains(commit_uuid) && f.contains("-m"))
+            .count(),
+        1
+    );
 }

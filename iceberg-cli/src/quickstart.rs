@@ -38,15 +38,26 @@ fn events_schema() -> Result<Schema, BoxError> {
 }
 
 /// One batch of sample events: ids from `first_id`, timestamps over 3 days, 2% null amounts.
-fn sample(schema: &arrow_schema::SchemaRef, first_id: i64, rows: usize, seed: u64) -> Result<RecordBatch, BoxError> {
+fn sample(
+    schema: &arrow_schema::SchemaRef,
+    first_id: i64,
+    rows: usize,
+    seed: u64,
+) -> Result<RecordBatch, BoxError> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let start = 1_767_225_600_000_000i64; // 2026-01-01T00:00:00Z
     let ids: Vec<i64> = (0..rows as i64).map(|i| first_id + i).collect();
-    let ts: Vec<i64> = (0..rows).map(|_| start + rng.random_range(0..3 * 86_400_000_000i64)).collect();
+    let ts: Vec<i64> = (0..rows)
+        .map(|_| start + rng.random_range(0..3 * 86_400_000_000i64))
+        .collect();
     let users: Vec<i64> = (0..rows).map(|_| rng.random_range(0..10_000)).collect();
-    let cats: Vec<&str> = (0..rows).map(|_| CATEGORIES[rng.random_range(0..CATEGORIES.len())]).collect();
+    let cats: Vec<&str> = (0..rows)
+        .map(|_| CATEGORIES[rng.random_range(0..CATEGORIES.len())])
+        .collect();
     let amounts: Vec<Option<f64>> = (0..rows)
-        .map(|_| (rng.random_range(0..50) != 0).then(|| (rng.random_range(100..100_000) as f64) / 100.0))
+        .map(|_| {
+            (rng.random_range(0..50) != 0).then(|| (rng.random_range(100..100_000) as f64) / 100.0)
+        })
         .collect();
     let qty: Vec<i32> = (0..rows).map(|_| rng.random_range(1..10)).collect();
     let cols: Vec<ArrayRef> = vec![
@@ -75,24 +86,39 @@ pub(crate) async fn run(warehouse: &Path, rows: usize) -> Result<(), BoxError> {
         }
         None => {
             let mut creation = TableCreation::new(location.clone(), schema.clone());
-            creation.spec = PartitionSpec::builder(&schema).add("ts", Transform::Day)?.build()?;
+            creation.spec = PartitionSpec::builder(&schema)
+                .add("ts", Transform::Day)?
+                .build()?;
             creation.format_version = FormatVersion::V2;
             let t = create_table(&io, creation, &env).await?;
             println!("created table demo.events at {location}, partitioned by day(ts)");
             t
         }
     };
-    let arrow = Arc::new(iceberg_write::arrow_schema(table.metadata.current_schema()?)?);
+    let arrow = Arc::new(iceberg_write::arrow_schema(
+        table.metadata.current_schema()?,
+    )?);
     let first_id = table
         .metadata
         .current_snapshot()
         .and_then(|s| s.summary.as_ref()?.get_i64("total-records"))
         .unwrap_or(0);
     for commit in 0..3u64 {
-        let batch = sample(&arrow, first_id + (commit as i64) * rows as i64, rows, first_id as u64 + commit)?;
+        let batch = sample(
+            &arrow,
+            first_id + (commit as i64) * rows as i64,
+            rows,
+            first_id as u64 + commit,
+        )?;
         let started = std::time::Instant::now();
         let result = write_and_prepare_append(&io, &table, &[batch], &env).await?;
-        let loc = write_metadata_file(&io, &result.metadata, table.metadata_location.as_deref(), &env).await?;
+        let loc = write_metadata_file(
+            &io,
+            &result.metadata,
+            table.metadata_location.as_deref(),
+            &env,
+        )
+        .await?;
         println!(
             "append {}: snapshot {} added {} rows in {} files ({:.0} ms)",
             commit + 1,

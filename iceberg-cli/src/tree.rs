@@ -3,14 +3,17 @@
 
 use std::path::Path;
 
-use iceberg_append::{Table, read_manifest_list};
 use iceberg_append::manifest::decode_manifest;
+use iceberg_append::{Table, read_manifest_list};
 use iceberg_io::FileIo;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The newest `*.metadata.json` under `<location>/metadata`, by its version prefix.
-pub(crate) async fn latest_metadata(io: &FileIo, location: &str) -> Result<Option<String>, BoxError> {
+pub(crate) async fn latest_metadata(
+    io: &FileIo,
+    location: &str,
+) -> Result<Option<String>, BoxError> {
     let files = match io.list(&format!("{location}/metadata/")).await {
         Ok(f) => f,
         Err(e) if e.is_not_found() => return Ok(None),
@@ -41,10 +44,16 @@ pub(crate) async fn print(io: &FileIo, table: &Table) -> Result<(), BoxError> {
     let meta = &table.metadata;
     let loc = &meta.location;
     let Some(snap) = meta.current_snapshot() else {
-        println!("{} (no snapshot yet)", table.metadata_location.as_deref().unwrap_or("?"));
+        println!(
+            "{} (no snapshot yet)",
+            table.metadata_location.as_deref().unwrap_or("?")
+        );
         return Ok(());
     };
-    println!("{}", short(table.metadata_location.as_deref().unwrap_or("?"), loc));
+    println!(
+        "{}",
+        short(table.metadata_location.as_deref().unwrap_or("?"), loc)
+    );
     println!(
         "└── snapshot {} (sequence {}, {})",
         snap.snapshot_id,
@@ -72,7 +81,11 @@ pub(crate) async fn print(io: &FileIo, table: &Table) -> Result<(), BoxError> {
                 println!(
                     "        {}   {} {}  ({} rows, {} bytes)",
                     if last { " " } else { "│" },
-                    if j + 1 == decoded.entries.len() { "└──" } else { "├──" },
+                    if j + 1 == decoded.entries.len() {
+                        "└──"
+                    } else {
+                        "├──"
+                    },
                     short(&e.data_file.file_path, loc),
                     e.data_file.record_count,
                     e.data_file.file_size_in_bytes

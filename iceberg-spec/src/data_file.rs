@@ -44,7 +44,10 @@ impl DataContentType {
             0 => Ok(Self::Data),
             1 => Ok(Self::PositionDeletes),
             2 => Ok(Self::EqualityDeletes),
-            other => Err(Error::invalid_value("content", format!("unknown content code {other}"))),
+            other => Err(Error::invalid_value(
+                "content",
+                format!("unknown content code {other}"),
+            )),
         }
     }
 }
@@ -85,7 +88,10 @@ impl FileFormat {
             "AVRO" => Ok(Self::Avro),
             "ORC" => Ok(Self::Orc),
             "PUFFIN" => Ok(Self::Puffin),
-            _ => Err(Error::invalid_value("file_format", format!("unknown file format `{s}`"))),
+            _ => Err(Error::invalid_value(
+                "file_format",
+                format!("unknown file format `{s}`"),
+            )),
         }
     }
 }
@@ -161,10 +167,17 @@ impl DataFile {
     }
 }
 
-fn decode_bound(map: &BTreeMap<i32, Vec<u8>>, schema: &Schema, field_id: i32) -> Result<Option<Datum>> {
+fn decode_bound(
+    map: &BTreeMap<i32, Vec<u8>>,
+    schema: &Schema,
+    field_id: i32,
+) -> Result<Option<Datum>> {
     match map.get(&field_id) {
         None => Ok(None),
-        Some(bytes) => Ok(Some(Datum::from_bytes(schema.primitive_type(field_id)?, bytes)?)),
+        Some(bytes) => Ok(Some(Datum::from_bytes(
+            schema.primitive_type(field_id)?,
+            bytes,
+        )?)),
     }
 }
 
@@ -197,7 +210,9 @@ mod partition_serde {
         typed.serialize(s)
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Option<Datum>>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<Option<Datum>>, D::Error> {
         let typed: Vec<Option<Typed>> = Vec::deserialize(d)?;
         typed
             .into_iter()
@@ -205,7 +220,9 @@ mod partition_serde {
                 None => Ok(None),
                 Some(t) => {
                     let ty: PrimitiveType = t.ty.parse().map_err(D::Error::custom)?;
-                    Datum::from_json(&ty, &t.value).map(Some).map_err(D::Error::custom)
+                    Datum::from_json(&ty, &t.value)
+                        .map(Some)
+                        .map_err(D::Error::custom)
                 }
             })
             .collect()
@@ -219,19 +236,26 @@ mod bytes_map {
     use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub(super) fn serialize<S: Serializer>(m: &BTreeMap<i32, Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        m: &BTreeMap<i32, Vec<u8>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         s.collect_map(m.iter().map(|(k, v)| {
             let hex: String = v.iter().map(|b| format!("{b:02x}")).collect();
             (k, hex)
         }))
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<i32, Vec<u8>>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<i32, Vec<u8>>, D::Error> {
         let m: BTreeMap<i32, String> = BTreeMap::deserialize(d)?;
         m.into_iter()
             .map(|(k, hex)| {
                 if hex.len() % 2 != 0 {
-                    return Err(D::Error::custom(format!("odd-length hex bound for field {k}")));
+                    return Err(D::Error::custom(format!(
+                        "odd-length hex bound for field {k}"
+                    )));
                 }
                 let bytes = (0..hex.len())
                     .step_by(2)

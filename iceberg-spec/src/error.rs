@@ -144,6 +144,9 @@ impl Error {
 
     /// True when the error says a field id or column name is absent.
     pub fn is_not_found(&self) -> bool {
-        matches!(self, Self::FieldNotFound { .. } | Self::ColumnNotFound { .. })
+        matches!(
+            self,
+            Self::FieldNotFound { .. } | Self::ColumnNotFound { .. }
+        )
     }
 }

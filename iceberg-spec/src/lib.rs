@@ -30,13 +30,13 @@ pub mod types;
 
 pub use data_file::{DataContentType, DataFile, FileFormat};
 pub use datum::Datum;
+pub use error::{Error, Result};
 pub use manifest::{FieldSummary, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus};
 pub use partition::{PartitionField, PartitionSpec};
 pub use properties::{MetricsMode, TableProperties};
+pub use schema::Schema;
 pub use snapshot::{Operation, Snapshot, SnapshotRef, Summary};
 pub use sort_order::{NullOrder, SortDirection, SortField, SortOrder};
 pub use table_metadata::{FormatVersion, TableMetadata};
-pub use error::{Error, Result};
-pub use schema::Schema;
 pub use transform::Transform;
 pub use types::{ListType, MapType, NestedField, PrimitiveType, StructType, Type};

@@ -38,7 +38,10 @@ impl ManifestStatus {
             0 => Ok(Self::Existing),
             1 => Ok(Self::Added),
             2 => Ok(Self::Deleted),
-            other => Err(Error::invalid_value("status", format!("unknown status code {other}"))),
+            other => Err(Error::invalid_value(
+                "status",
+                format!("unknown status code {other}"),
+            )),
         }
     }
 
@@ -113,7 +116,10 @@ impl ManifestContent {
         match code {
             0 => Ok(Self::Data),
             1 => Ok(Self::Deletes),
-            other => Err(Error::invalid_value("content", format!("unknown manifest content {other}"))),
+            other => Err(Error::invalid_value(
+                "content",
+                format!("unknown manifest content {other}"),
+            )),
         }
     }
 }

@@ -171,12 +171,15 @@ impl PartitionSpec {
                     reason: format!("duplicate partition field name `{}`", f.name),
                 });
             }
-            let source = schema.field_info(f.source_id).ok_or_else(|| Error::InvalidPartitionSpec {
-                reason: format!(
-                    "partition field `{}` has source id {} which is not in the schema",
-                    f.name, f.source_id
-                ),
-            })?;
+            let source =
+                schema
+                    .field_info(f.source_id)
+                    .ok_or_else(|| Error::InvalidPartitionSpec {
+                        reason: format!(
+                            "partition field `{}` has source id {} which is not in the schema",
+                            f.name, f.source_id
+                        ),
+                    })?;
             if source.in_list_or_map {
                 return Err(Error::InvalidPartitionSpec {
                     reason: format!(
@@ -233,7 +236,11 @@ impl PartitionSpec {
     ///
     /// # Errors
     /// [`Error::InvalidPartitionSpec`] when the source is missing or not primitive.
-    pub fn source_type<'s>(&self, field: &PartitionField, schema: &'s Schema) -> Result<&'s PrimitiveType> {
+    pub fn source_type<'s>(
+        &self,
+        field: &PartitionField,
+        schema: &'s Schema,
+    ) -> Result<&'s PrimitiveType> {
         schema
             .field_by_id(field.source_id)
             .and_then(|f| f.field_type.as_primitive())
@@ -317,13 +324,18 @@ impl PartitionSpecBuilder<'_> {
     ///
     /// # Errors
     /// [`Error::ColumnNotFound`] for an unknown source, or a transform/type mismatch.
-    pub fn add_named(mut self, source: &str, transform: Transform, name: impl Into<String>) -> Result<Self> {
-        let source_id = self
-            .schema
-            .field_id_by_name(source)
-            .ok_or_else(|| Error::ColumnNotFound {
-                name: source.to_string(),
-            })?;
+    pub fn add_named(
+        mut self,
+        source: &str,
+        transform: Transform,
+        name: impl Into<String>,
+    ) -> Result<Self> {
+        let source_id =
+            self.schema
+                .field_id_by_name(source)
+                .ok_or_else(|| Error::ColumnNotFound {
+                    name: source.to_string(),
+                })?;
         self.fields.push(PartitionField {
             name: name.into(),
             transform,
@@ -372,8 +384,15 @@ mod tests {
             .unwrap()
             .build()
             .unwrap();
-        let names: Vec<_> = spec.fields().iter().map(|f| (f.name.as_str(), f.field_id)).collect();
-        assert_eq!(names, vec![("ts_day", 1000), ("id_bucket", 1001), ("data", 1002)]);
+        let names: Vec<_> = spec
+            .fields()
+            .iter()
+            .map(|f| (f.name.as_str(), f.field_id))
+            .collect();
+        assert_eq!(
+            names,
+            vec![("ts_day", 1000), ("id_bucket", 1001), ("data", 1002)]
+        );
         let json = serde_json::to_value(&spec).unwrap();
         assert_eq!(
             json["fields"][0],
@@ -389,9 +408,16 @@ mod tests {
     #[test]
     fn refuses_bad_transform_source() {
         let s = schema();
-        let err = PartitionSpec::builder(&s).add("data", Transform::Day).unwrap().build();
+        let err = PartitionSpec::builder(&s)
+            .add("data", Transform::Day)
+            .unwrap()
+            .build();
         assert!(err.is_err());
-        assert!(PartitionSpec::builder(&s).add("nope", Transform::Identity).is_err());
+        assert!(
+            PartitionSpec::builder(&s)
+                .add("nope", Transform::Identity)
+                .is_err()
+        );
     }
 
     #[test]

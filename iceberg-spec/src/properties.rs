@@ -282,7 +282,12 @@ impl Props<'_> {
     }
 
     fn codec(&self, key: &str, default: &str, allowed: &[&str]) -> Result<String> {
-        let v = self.0.get(key).map_or(default, String::as_str).trim().to_ascii_lowercase();
+        let v = self
+            .0
+            .get(key)
+            .map_or(default, String::as_str)
+            .trim()
+            .to_ascii_lowercase();
         if allowed.contains(&v.as_str()) {
             Ok(v)
         } else {
@@ -332,26 +337,47 @@ impl TableProperties {
                 compression_codec: p.codec(
                     PARQUET_COMPRESSION,
                     DEFAULT_PARQUET_COMPRESSION,
-                    &["zstd", "snappy", "gzip", "lz4", "brotli", "uncompressed", "none"],
+                    &[
+                        "zstd",
+                        "snappy",
+                        "gzip",
+                        "lz4",
+                        "brotli",
+                        "uncompressed",
+                        "none",
+                    ],
                 )?,
                 compression_level: match props.get(PARQUET_COMPRESSION_LEVEL) {
                     None => None,
                     Some(_) => Some(p.parse(PARQUET_COMPRESSION_LEVEL, 0, "an integer")?),
                 },
-                row_group_size_bytes: p
-                    .positive(PARQUET_ROW_GROUP_SIZE_BYTES, DEFAULT_PARQUET_ROW_GROUP_SIZE_BYTES)?,
-                row_group_size_rows: p
-                    .positive(PARQUET_ROW_GROUP_SIZE_ROWS, DEFAULT_PARQUET_ROW_GROUP_SIZE_ROWS)?,
-                page_size_bytes: p.positive(PARQUET_PAGE_SIZE_BYTES, DEFAULT_PARQUET_PAGE_SIZE_BYTES)?,
-                page_row_limit: p.positive(PARQUET_PAGE_ROW_LIMIT, DEFAULT_PARQUET_PAGE_ROW_LIMIT)?,
-                dict_size_bytes: p.positive(PARQUET_DICT_SIZE_BYTES, DEFAULT_PARQUET_DICT_SIZE_BYTES)?,
+                row_group_size_bytes: p.positive(
+                    PARQUET_ROW_GROUP_SIZE_BYTES,
+                    DEFAULT_PARQUET_ROW_GROUP_SIZE_BYTES,
+                )?,
+                row_group_size_rows: p.positive(
+                    PARQUET_ROW_GROUP_SIZE_ROWS,
+                    DEFAULT_PARQUET_ROW_GROUP_SIZE_ROWS,
+                )?,
+                page_size_bytes: p
+                    .positive(PARQUET_PAGE_SIZE_BYTES, DEFAULT_PARQUET_PAGE_SIZE_BYTES)?,
+                page_row_limit: p
+                    .positive(PARQUET_PAGE_ROW_LIMIT, DEFAULT_PARQUET_PAGE_ROW_LIMIT)?,
+                dict_size_bytes: p
+                    .positive(PARQUET_DICT_SIZE_BYTES, DEFAULT_PARQUET_DICT_SIZE_BYTES)?,
             },
-            target_file_size_bytes: p
-                .positive(WRITE_TARGET_FILE_SIZE_BYTES, DEFAULT_WRITE_TARGET_FILE_SIZE_BYTES)?,
+            target_file_size_bytes: p.positive(
+                WRITE_TARGET_FILE_SIZE_BYTES,
+                DEFAULT_WRITE_TARGET_FILE_SIZE_BYTES,
+            )?,
             max_open_files: p.positive(WRITE_MAX_OPEN_FILES, DEFAULT_WRITE_MAX_OPEN_FILES)?,
             data_path: props.get(WRITE_DATA_PATH).cloned(),
             metadata_path: props.get(WRITE_METADATA_PATH).cloned(),
-            object_storage_enabled: p.parse(WRITE_OBJECT_STORAGE_ENABLED, false, "true or false")?,
+            object_storage_enabled: p.parse(
+                WRITE_OBJECT_STORAGE_ENABLED,
+                false,
+                "true or false",
+            )?,
             metrics: MetricsProperties {
                 default_mode,
                 column_modes,
@@ -362,9 +388,21 @@ impl TableProperties {
                 )?,
             },
             commit_retry: CommitRetryProperties {
-                num_retries: p.parse(COMMIT_NUM_RETRIES, DEFAULT_COMMIT_NUM_RETRIES, "a non-negative integer")?,
-                min_wait_ms: p.parse(COMMIT_MIN_RETRY_WAIT_MS, DEFAULT_COMMIT_MIN_RETRY_WAIT_MS, "milliseconds")?,
-                max_wait_ms: p.parse(COMMIT_MAX_RETRY_WAIT_MS, DEFAULT_COMMIT_MAX_RETRY_WAIT_MS, "milliseconds")?,
+                num_retries: p.parse(
+                    COMMIT_NUM_RETRIES,
+                    DEFAULT_COMMIT_NUM_RETRIES,
+                    "a non-negative integer",
+                )?,
+                min_wait_ms: p.parse(
+                    COMMIT_MIN_RETRY_WAIT_MS,
+                    DEFAULT_COMMIT_MIN_RETRY_WAIT_MS,
+                    "milliseconds",
+                )?,
+                max_wait_ms: p.parse(
+                    COMMIT_MAX_RETRY_WAIT_MS,
+                    DEFAULT_COMMIT_MAX_RETRY_WAIT_MS,
+                    "milliseconds",
+                )?,
                 total_timeout_ms: p.parse(
                     COMMIT_TOTAL_RETRY_TIME_MS,
                     DEFAULT_COMMIT_TOTAL_RETRY_TIME_MS,
@@ -372,14 +410,25 @@ impl TableProperties {
                 )?,
             },
             manifest: ManifestProperties {
-                merge_enabled: p.parse(MANIFEST_MERGE_ENABLED, DEFAULT_MANIFEST_MERGE_ENABLED, "true or false")?,
-                target_size_bytes: p.positive(MANIFEST_TARGET_SIZE_BYTES, DEFAULT_MANIFEST_TARGET_SIZE_BYTES)?,
+                merge_enabled: p.parse(
+                    MANIFEST_MERGE_ENABLED,
+                    DEFAULT_MANIFEST_MERGE_ENABLED,
+                    "true or false",
+                )?,
+                target_size_bytes: p.positive(
+                    MANIFEST_TARGET_SIZE_BYTES,
+                    DEFAULT_MANIFEST_TARGET_SIZE_BYTES,
+                )?,
                 min_count_to_merge: p.parse(
                     MANIFEST_MIN_MERGE_COUNT,
                     DEFAULT_MANIFEST_MIN_MERGE_COUNT,
                     "a non-negative integer",
                 )?,
-                compression_codec: p.codec(manifest_codec_key, DEFAULT_AVRO_COMPRESSION, &avro_codecs)?,
+                compression_codec: p.codec(
+                    manifest_codec_key,
+                    DEFAULT_AVRO_COMPRESSION,
+                    &avro_codecs,
+                )?,
             },
             metadata_previous_versions_max: p.parse(
                 METADATA_PREVIOUS_VERSIONS_MAX,

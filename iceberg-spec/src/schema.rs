@@ -242,7 +242,11 @@ impl Schema {
                         .ok_or_else(|| Error::invalid_schema("`identifier-field-ids` must be ints"))
                 })
                 .collect::<Result<Vec<_>>>()?,
-            Some(_) => return Err(Error::invalid_schema("`identifier-field-ids` must be a list")),
+            Some(_) => {
+                return Err(Error::invalid_schema(
+                    "`identifier-field-ids` must be a list",
+                ));
+            }
         };
         let root = match Type::from_json(value)? {
             Type::Struct(s) => s,
@@ -259,7 +263,12 @@ impl Schema {
         if !self.identifier_field_ids.is_empty() {
             m.insert(
                 "identifier-field-ids".into(),
-                Value::Array(self.identifier_field_ids.iter().map(|i| (*i).into()).collect()),
+                Value::Array(
+                    self.identifier_field_ids
+                        .iter()
+                        .map(|i| (*i).into())
+                        .collect(),
+                ),
             );
         }
         m.insert(
@@ -324,9 +333,18 @@ fn index_field(
     let child_prefix = format!("{full_name}.");
     match &f.field_type {
         Type::Primitive(_) => {}
-        Type::Struct(s) => index_struct(s, &child_prefix, Some(f.id), in_list_or_map, by_id, by_name)?,
+        Type::Struct(s) => {
+            index_struct(s, &child_prefix, Some(f.id), in_list_or_map, by_id, by_name)?
+        }
         Type::List(l) => {
-            index_field(&l.element_field, &child_prefix, Some(f.id), true, by_id, by_name)?;
+            index_field(
+                &l.element_field,
+                &child_prefix,
+                Some(f.id),
+                true,
+                by_id,
+                by_name,
+            )?;
         }
         Type::Map(m) => {
             if !m.key_field.required {
@@ -334,8 +352,22 @@ fn index_field(
                     "map `{full_name}` has an optional key"
                 )));
             }
-            index_field(&m.key_field, &child_prefix, Some(f.id), true, by_id, by_name)?;
-            index_field(&m.value_field, &child_prefix, Some(f.id), true, by_id, by_name)?;
+            index_field(
+                &m.key_field,
+                &child_prefix,
+                Some(f.id),
+                true,
+                by_id,
+                by_name,
+            )?;
+            index_field(
+                &m.value_field,
+                &child_prefix,
+                Some(f.id),
+                true,
+                by_id,
+                by_name,
+            )?;
         }
     }
     Ok(())
@@ -373,11 +405,21 @@ mod tests {
                         NestedField::optional(4, "y", PrimitiveType::Double),
                     ])),
                 ),
-                NestedField::optional(5, "tags", Type::List(ListType::new(6, PrimitiveType::String, false))),
+                NestedField::optional(
+                    5,
+                    "tags",
+                    Type::List(ListType::new(6, PrimitiveType::String, false)),
+                ),
                 NestedField::optional(
                     7,
                     "props",
-                    Type::Map(MapType::new(8, PrimitiveType::String, 9, PrimitiveType::Int, true)),
+                    Type::Map(MapType::new(
+                        8,
+                        PrimitiveType::String,
+                        9,
+                        PrimitiveType::Int,
+                        true,
+                    )),
                 ),
             ],
             vec![1],
@@ -394,7 +436,11 @@ mod tests {
         assert_eq!(s.field_id_by_name("props.value"), Some(9));
         assert!(s.field_info(6).unwrap().in_list_or_map);
         assert!(!s.field_info(3).unwrap().in_list_or_map);
-        let order: Vec<i32> = s.fields_breadth_first().iter().map(|i| i.field.id).collect();
+        let order: Vec<i32> = s
+            .fields_breadth_first()
+            .iter()
+            .map(|i| i.field.id)
+            .collect();
         assert_eq!(order, vec![1, 2, 5, 7, 3, 4, 6, 8, 9]);
     }
 

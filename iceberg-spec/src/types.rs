@@ -140,7 +140,11 @@ impl fmt::Display for PrimitiveType {
             Self::Geography {
                 crs,
                 algorithm: Some(alg),
-            } => write!(f, "geography({}, {alg})", crs.as_deref().unwrap_or("OGC:CRS84")),
+            } => write!(
+                f,
+                "geography({}, {alg})",
+                crs.as_deref().unwrap_or("OGC:CRS84")
+            ),
         }
     }
 }
@@ -198,10 +202,16 @@ impl FromStr for PrimitiveType {
                 .parse()
                 .map_err(|_| Error::invalid_type(text, "decimal scale is not a number"))?;
             if precision == 0 || precision > MAX_DECIMAL_PRECISION {
-                return Err(Error::invalid_type(text, "decimal precision must be 1..=38"));
+                return Err(Error::invalid_type(
+                    text,
+                    "decimal precision must be 1..=38",
+                ));
             }
             if scale > precision {
-                return Err(Error::invalid_type(text, "decimal scale exceeds its precision"));
+                return Err(Error::invalid_type(
+                    text,
+                    "decimal scale exceeds its precision",
+                ));
             }
             return Ok(Self::Decimal { precision, scale });
         }
@@ -302,9 +312,10 @@ impl Type {
                     .ok_or_else(|| Error::invalid_type(value.to_string(), "missing `type`"))?;
                 match kind {
                     "struct" => {
-                        let fields = obj.get("fields").and_then(Value::as_array).ok_or_else(
-                            || Error::invalid_type(value.to_string(), "struct needs `fields`"),
-                        )?;
+                        let fields =
+                            obj.get("fields").and_then(Value::as_array).ok_or_else(|| {
+                                Error::invalid_type(value.to_string(), "struct needs `fields`")
+                            })?;
                         let fields = fields
                             .iter()
                             .map(NestedField::from_json)
@@ -468,7 +479,12 @@ pub struct NestedField {
 
 impl NestedField {
     /// A field with no doc and no defaults.
-    pub fn new(id: i32, name: impl Into<String>, field_type: impl Into<Type>, required: bool) -> Self {
+    pub fn new(
+        id: i32,
+        name: impl Into<String>,
+        field_type: impl Into<Type>,
+        required: bool,
+    ) -> Self {
         Self {
             id,
             name: name.into(),
@@ -516,7 +532,12 @@ impl NestedField {
         let doc = match obj.get("doc") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => return Err(Error::invalid_type(value.to_string(), "`doc` must be a string")),
+            Some(_) => {
+                return Err(Error::invalid_type(
+                    value.to_string(),
+                    "`doc` must be a string",
+                ));
+            }
         };
         Ok(Self {
             id,
@@ -625,7 +646,12 @@ impl MapType {
     ) -> Self {
         Self {
             key_field: Box::new(NestedField::new(key_id, "key", key_type, true)),
-            value_field: Box::new(NestedField::new(value_id, "value", value_type, value_required)),
+            value_field: Box::new(NestedField::new(
+                value_id,
+                "value",
+                value_type,
+                value_required,
+            )),
         }
     }
 }
@@ -720,7 +746,11 @@ mod tests {
             (38, 16),
         ];
         for (p, bytes) in table {
-            assert_eq!(PrimitiveType::decimal_required_bytes(p), bytes, "precision {p}");
+            assert_eq!(
+                PrimitiveType::decimal_required_bytes(p),
+                bytes,
+                "precision {p}"
+            );
         }
     }
 

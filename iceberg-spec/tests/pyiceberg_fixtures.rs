@@ -26,7 +26,12 @@ fn fixtures() -> Vec<(String, String)> {
 #[test]
 fn every_fixture_parses_and_round_trips() {
     let all = fixtures();
-    assert_eq!(all.len(), 8, "fixture set changed: {:?}", all.iter().map(|f| &f.0).collect::<Vec<_>>());
+    assert_eq!(
+        all.len(),
+        8,
+        "fixture set changed: {:?}",
+        all.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
     for (name, text) in &all {
         let meta = TableMetadata::from_json(text).unwrap_or_else(|e| panic!("{name}: {e}"));
         let written = meta.to_json().unwrap();
@@ -43,7 +48,10 @@ fn every_fixture_parses_and_round_trips() {
 
 #[test]
 fn pyiceberg_v2_table_reads_as_written() {
-    let (_, text) = fixtures().into_iter().find(|(n, _)| n == "events_v2-2.metadata.json").unwrap();
+    let (_, text) = fixtures()
+        .into_iter()
+        .find(|(n, _)| n == "events_v2-2.metadata.json")
+        .unwrap();
     let meta = TableMetadata::from_json(&text).unwrap();
     assert_eq!(meta.format_version, FormatVersion::V2);
     assert_eq!(meta.snapshots.len(), 2);
@@ -54,7 +62,10 @@ fn pyiceberg_v2_table_reads_as_written() {
     assert_eq!(summary.get_i64("total-records"), Some(6));
     let spec = meta.default_spec().unwrap();
     let transforms: Vec<Transform> = spec.fields().iter().map(|f| f.transform).collect();
-    assert_eq!(transforms, vec![Transform::Day, Transform::Bucket(8), Transform::Truncate(4)]);
+    assert_eq!(
+        transforms,
+        vec![Transform::Day, Transform::Bucket(8), Transform::Truncate(4)]
+    );
     let schema = meta.current_schema().unwrap();
     assert_eq!(schema.identifier_field_ids().len(), 1);
     assert!(schema.field_by_name("point.x").is_some());
@@ -64,7 +75,10 @@ fn pyiceberg_v2_table_reads_as_written() {
 
 #[test]
 fn pyiceberg_v1_table_keeps_v1_shape() {
-    let (_, text) = fixtures().into_iter().find(|(n, _)| n == "events_v1-2.metadata.json").unwrap();
+    let (_, text) = fixtures()
+        .into_iter()
+        .find(|(n, _)| n == "events_v1-2.metadata.json")
+        .unwrap();
     let meta = TableMetadata::from_json(&text).unwrap();
     assert_eq!(meta.format_version, FormatVersion::V1);
     let ours: serde_json::Value = serde_json::from_str(&meta.to_json().unwrap()).unwrap();

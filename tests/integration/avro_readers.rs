@@ -66,7 +66,10 @@ fn file(location: &str, n: i64, day: i32, bucket_src: i64) -> DataFile {
     DataFile {
         file_path: format!("{location}/data/f{n}.parquet"),
         spec_id: 0,
-        partition: vec![Some(Datum::Date(day)), Some(Datum::Int(bucket_src as i32 % 4))],
+        partition: vec![
+            Some(Datum::Date(day)),
+            Some(Datum::Int(bucket_src as i32 % 4)),
+        ],
         record_count: 10 * n,
         file_size_in_bytes: 1000 + n,
         lower_bounds: BTreeMap::from([(1, Datum::Long(n).to_bytes())]),
@@ -114,7 +117,9 @@ async fn check(version: FormatVersion) {
                 file(&location, n, 19_000 + commit, i)
             })
             .collect();
-        commit_append(&catalog, &ident, files, BTreeMap::new(), env.as_ref()).await.unwrap();
+        commit_append(&catalog, &ident, files, BTreeMap::new(), env.as_ref())
+            .await
+            .unwrap();
     }
     let table = catalog.load_table(&ident).await.unwrap();
     let loc = table.metadata_location.clone().unwrap();
@@ -123,8 +128,17 @@ async fn check(version: FormatVersion) {
     // Key-value metadata as Java writes it.
     let lm = &out["list_meta"];
     assert_eq!(lm["format-version"], version.number().to_string());
-    assert_eq!(lm["snapshot-id"], table.metadata.current_snapshot_id.unwrap().to_string());
-    assert!(lm["parent-snapshot-id"].as_str().unwrap().parse::<i64>().is_ok());
+    assert_eq!(
+        lm["snapshot-id"],
+        table.metadata.current_snapshot_id.unwrap().to_string()
+    );
+    assert!(
+        lm["parent-snapshot-id"]
+            .as_str()
+            .unwrap()
+            .parse::<i64>()
+            .is_ok()
+    );
     assert_eq!(out["list_schema"]["name"], "manifest_file");
     let mut ids = Vec::new();
     field_ids(&out["list_schema"], &mut ids);
@@ -135,15 +149,24 @@ async fn check(version: FormatVersion) {
     // New manifest first, then the parents' by reference, newest first.
     let rows = out["list_rows"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
-    let snaps: Vec<i64> = rows.iter().map(|r| r["added_snapshot_id"].as_i64().unwrap()).collect();
+    let snaps: Vec<i64> = rows
+        .iter()
+        .map(|r| r["added_snapshot_id"].as_i64().unwrap())
+        .collect();
     assert_eq!(snaps[0], table.metadata.current_snapshot_id.unwrap());
     if version != FormatVersion::V1 {
-        let seqs: Vec<i64> = rows.iter().map(|r| r["sequence_number"].as_i64().unwrap()).collect();
+        let seqs: Vec<i64> = rows
+            .iter()
+            .map(|r| r["sequence_number"].as_i64().unwrap())
+            .collect();
         assert_eq!(seqs, vec![3, 2, 1]);
     }
     if version == FormatVersion::V3 {
         // Row ranges: commit 1 got [0, 30), commit 2 [30, 100), commit 3 [100, 210).
-        let firsts: Vec<i64> = rows.iter().map(|r| r["first_row_id"].as_i64().unwrap()).collect();
+        let firsts: Vec<i64> = rows
+            .iter()
+            .map(|r| r["first_row_id"].as_i64().unwrap())
+            .collect();
         assert_eq!(firsts, vec![100, 30, 0]);
         assert_eq!(table.metadata.next_row_id, Some(210));
     }
@@ -157,19 +180,28 @@ async fn check(version: FormatVersion) {
     for m in out["manifests"].as_array().unwrap() {
         assert_eq!(m["meta"]["format-version"], version.number().to_string());
         assert_eq!(m["meta"]["partition-spec-id"], "0");
-        let spec: serde_json::Value = serde_json::from_str(m["meta"]["partition-spec"].as_str().unwrap()).unwrap();
+        let spec: serde_json::Value =
+            serde_json::from_str(m["meta"]["partition-spec"].as_str().unwrap()).unwrap();
         assert_eq!(spec[1]["transform"], "bucket[4]");
         assert_eq!(m["schema"]["name"], "manifest_entry");
         let mut ids = Vec::new();
         field_ids(&m["schema"], &mut ids);
-        for id in [0, 1, 2, 100, 101, 102, 103, 104, 1000, 1001, 117, 118, 125, 132] {
+        for id in [
+            0, 1, 2, 100, 101, 102, 103, 104, 1000, 1001, 117, 118, 125, 132,
+        ] {
             assert!(ids.contains(&id), "manifest schema lacks field-id {id}");
         }
         assert_eq!(ids.contains(&105), version == FormatVersion::V1);
         assert_eq!(ids.contains(&142), version == FormatVersion::V3);
         // ADDED entries inherit: null sequence numbers and first_row_id.
         assert!(m["seq"].as_array().unwrap().iter().all(|s| s.is_null()));
-        assert!(m["first_row_ids"].as_array().unwrap().iter().all(|s| s.is_null()));
+        assert!(
+            m["first_row_ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s.is_null())
+        );
     }
 
     // PyIceberg resolves inheritance the same way.
@@ -178,7 +210,15 @@ async fn check(version: FormatVersion) {
     assert_eq!(out["snapshots"], 3);
     for e in entries {
         assert_eq!(e["status"], 1);
-        let n: i64 = e["path"].as_str().unwrap().rsplit('f').next().unwrap().trim_end_matches(".parquet").parse().unwrap();
+        let n: i64 = e["path"]
+            .as_str()
+            .unwrap()
+            .rsplit('f')
+            .next()
+            .unwrap()
+            .trim_end_matches(".parquet")
+            .parse()
+            .unwrap();
         assert_eq!(e["records"], 10 * n);
         if version != FormatVersion::V1 {
             assert_eq!(e["seq"], (n + 1) / 2);

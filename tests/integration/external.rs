@@ -39,6 +39,9 @@ pub(crate) fn run_json(python: &PathBuf, script: &str, args: &[&str]) -> serde_j
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("python printed no JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout))
+        panic!(
+            "python printed no JSON ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
     })
 }

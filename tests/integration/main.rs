@@ -2,7 +2,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-mod external;
 mod avro_readers;
+mod external;
 mod pyiceberg_append;
-

@@ -11,9 +11,7 @@ use iceberg_append::{
     write_metadata_file,
 };
 use iceberg_io::FileIo;
-use iceberg_spec::{
-    FormatVersion, NestedField, PartitionSpec, PrimitiveType, Schema, Transform,
-};
+use iceberg_spec::{FormatVersion, NestedField, PartitionSpec, PrimitiveType, Schema, Transform};
 
 use crate::external;
 
@@ -35,7 +33,10 @@ fn schema() -> Schema {
 fn batch(arrow: &arrow_schema::SchemaRef, b: i64) -> RecordBatch {
     let n = 7i64;
     let ids: Vec<i64> = (0..n).map(|i| b * 100 + i).collect();
-    let ts: Vec<Option<i64>> = ids.iter().map(|i| Some(1_700_000_000_000_000 + i * 3_600_000_000)).collect();
+    let ts: Vec<Option<i64>> = ids
+        .iter()
+        .map(|i| Some(1_700_000_000_000_000 + i * 3_600_000_000))
+        .collect();
     let cats: Vec<Option<&str>> = ids
         .iter()
         .map(|i| match i % 3 {
@@ -113,11 +114,18 @@ async fn three_appends(version: FormatVersion, spec_of: impl Fn(&Schema) -> Part
     let mut written = Vec::new();
     for b in 0..3 {
         let batches = [batch(&arrow, b)];
-        let result = write_and_prepare_append(&io, &table, &batches, &env).await.unwrap();
-        written.extend(result.data_files.clone());
-        let loc = write_metadata_file(&io, &result.metadata, table.metadata_location.as_deref(), &env)
+        let result = write_and_prepare_append(&io, &table, &batches, &env)
             .await
             .unwrap();
+        written.extend(result.data_files.clone());
+        let loc = write_metadata_file(
+            &io,
+            &result.metadata,
+            table.metadata_location.as_deref(),
+            &env,
+        )
+        .await
+        .unwrap();
         table = Table::load(&io, &loc).await.unwrap();
     }
     let loc = table.metadata_location.clone().unwrap();
@@ -161,8 +169,14 @@ async fn three_appends(version: FormatVersion, spec_of: impl Fn(&Schema) -> Part
         assert_eq!(e["record_count"], f.record_count);
         let lower = f.lower_bound(&s, 1).unwrap().unwrap();
         let upper = f.upper_bound(&s, 1).unwrap().unwrap();
-        assert_eq!(e["id_lower"], serde_json::to_value(lower.to_json()).unwrap());
-        assert_eq!(e["id_upper"], serde_json::to_value(upper.to_json()).unwrap());
+        assert_eq!(
+            e["id_lower"],
+            serde_json::to_value(lower.to_json()).unwrap()
+        );
+        assert_eq!(
+            e["id_upper"],
+            serde_json::to_value(upper.to_json()).unwrap()
+        );
         assert_eq!(e["amount_nulls"], f.null_value_counts[&4]);
         assert_eq!(e["amount_nans"], f.nan_value_counts[&4]);
     }
@@ -215,7 +229,11 @@ async fn pyiceberg_reads_three_appends_unpartitioned_v2() {
 #[tokio::test]
 async fn pyiceberg_reads_three_appends_identity_v2() {
     three_appends(FormatVersion::V2, |s| {
-        PartitionSpec::builder(s).add("category", Transform::Identity).unwrap().build().unwrap()
+        PartitionSpec::builder(s)
+            .add("category", Transform::Identity)
+            .unwrap()
+            .build()
+            .unwrap()
     })
     .await;
 }
@@ -223,7 +241,11 @@ async fn pyiceberg_reads_three_appends_identity_v2() {
 #[tokio::test]
 async fn pyiceberg_reads_three_appends_day_v1() {
     three_appends(FormatVersion::V1, |s| {
-        PartitionSpec::builder(s).add("ts", Transform::Day).unwrap().build().unwrap()
+        PartitionSpec::builder(s)
+            .add("ts", Transform::Day)
+            .unwrap()
+            .build()
+            .unwrap()
     })
     .await;
 }

@@ -42,7 +42,9 @@ fn root() -> PathBuf {
 
 fn run(cmd: &mut Command) -> Result<(), String> {
     eprintln!("xtask: running {cmd:?}");
-    let status = cmd.status().map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
     if status.success() {
         Ok(())
     } else {
@@ -60,8 +62,18 @@ fn venv() -> Result<PathBuf, String> {
         return Ok(dir);
     }
     let system_python = env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    run(Command::new(&system_python).args(["-m", "venv", "--clear"]).arg(&dir))?;
-    run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(PY_PACKAGES))?;
+    run(Command::new(&system_python)
+        .args(["-m", "venv", "--clear"])
+        .arg(&dir))?;
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(PY_PACKAGES))?;
     std::fs::write(&stamp, wanted).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     Ok(dir)
 }
@@ -85,7 +97,13 @@ fn test(extra: &[String]) -> Result<(), String> {
         .unwrap_or(false);
     let mut tests = Command::new(&cargo);
     if has_nextest {
-        tests.args(["nextest", "run", "--workspace", "--all-features", "--no-fail-fast"]);
+        tests.args([
+            "nextest",
+            "run",
+            "--workspace",
+            "--all-features",
+            "--no-fail-fast",
+        ]);
     } else {
         tests.args(["test", "--workspace", "--all-features", "--no-fail-fast"]);
     }

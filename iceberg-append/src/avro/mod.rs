@@ -6,9 +6,9 @@ pub(crate) mod value;
 
 use std::collections::HashMap;
 
-use apache_avro::{Codec, DeflateSettings, Reader, Schema, ZstandardSettings};
 use apache_avro::types::Value;
 use apache_avro::writer::datum::GenericDatumWriter;
+use apache_avro::{Codec, DeflateSettings, Reader, Schema, ZstandardSettings};
 
 use crate::error::{Error, Result};
 
@@ -75,18 +75,23 @@ pub(crate) fn write_container(
             .map_err(|e| Error::avro(path, e))?;
         count += 1;
         if block.len() >= BLOCK_TARGET_BYTES {
-            container::put_block(&mut out, &mut block, count, codec, &marker).map_err(|e| Error::avro(path, e))?;
+            container::put_block(&mut out, &mut block, count, codec, &marker)
+                .map_err(|e| Error::avro(path, e))?;
             count = 0;
         }
     }
     if count > 0 {
-        container::put_block(&mut out, &mut block, count, codec, &marker).map_err(|e| Error::avro(path, e))?;
+        container::put_block(&mut out, &mut block, count, codec, &marker)
+            .map_err(|e| Error::avro(path, e))?;
     }
     Ok(out)
 }
 
 /// Decodes a container file into its key-value metadata and rows.
-pub(crate) fn read_container(path: &str, bytes: &[u8]) -> Result<(HashMap<String, String>, Vec<Value>)> {
+pub(crate) fn read_container(
+    path: &str,
+    bytes: &[u8],
+) -> Result<(HashMap<String, String>, Vec<Value>)> {
     let reader = Reader::new(bytes).map_err(|e| Error::avro(path, e))?;
     let metadata = reader
         .user_metadata()

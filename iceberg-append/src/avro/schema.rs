@@ -89,7 +89,10 @@ fn primitive_avro(ty: &PrimitiveType, defined: &mut HashSet<String>) -> Value {
         ),
         PrimitiveType::Fixed(len) => {
             let name = format!("fixed_{len}");
-            named(name.clone(), json!({"type": "fixed", "name": name, "size": len}))
+            named(
+                name.clone(),
+                json!({"type": "fixed", "name": name, "size": len}),
+            )
         }
         PrimitiveType::Binary
         | PrimitiveType::Unknown
@@ -127,7 +130,9 @@ pub(crate) fn manifest_entry_schema(version: FormatVersion, partition_type: &Str
     }
     df.push(required("file_path", 100, json!("string")));
     df.push(required("file_format", 101, json!("string")));
-    df.push(json!({"name": "partition", "type": partition_record(partition_type), "field-id": 102}));
+    df.push(
+        json!({"name": "partition", "type": partition_record(partition_type), "field-id": 102}),
+    );
     df.push(required("record_count", 103, json!("long")));
     df.push(required("file_size_in_bytes", 104, json!("long")));
     if v1 {
@@ -170,12 +175,12 @@ pub(crate) fn manifest_entry_schema(version: FormatVersion, partition_type: &Str
 /// The `manifest_file` schema of a manifest list.
 pub(crate) fn manifest_list_schema(version: FormatVersion) -> Value {
     let summary = json!({"type": "array", "element-id": 508, "items": {
-        "type": "record", "name": "r508", "fields": [
-            required("contains_null", 509, json!("boolean")),
-            optional("contains_nan", 518, json!("boolean")),
-            optional("lower_bound", 510, json!("bytes")),
-            optional("upper_bound", 511, json!("bytes")),
-        ]}});
+    "type": "record", "name": "r508", "fields": [
+        required("contains_null", 509, json!("boolean")),
+        optional("contains_nan", 518, json!("boolean")),
+        optional("lower_bound", 510, json!("bytes")),
+        optional("upper_bound", 511, json!("bytes")),
+    ]}});
     let mut fields = vec![
         required("manifest_path", 500, json!("string")),
         required("manifest_length", 501, json!("long")),
@@ -224,8 +229,22 @@ mod tests {
     #[test]
     fn schemas_parse_for_every_version() {
         let pt = StructType::new(vec![
-            NestedField::optional(1000, "a", PrimitiveType::Decimal { precision: 9, scale: 2 }),
-            NestedField::optional(1001, "b", PrimitiveType::Decimal { precision: 9, scale: 2 }),
+            NestedField::optional(
+                1000,
+                "a",
+                PrimitiveType::Decimal {
+                    precision: 9,
+                    scale: 2,
+                },
+            ),
+            NestedField::optional(
+                1001,
+                "b",
+                PrimitiveType::Decimal {
+                    precision: 9,
+                    scale: 2,
+                },
+            ),
             NestedField::optional(1002, "u", PrimitiveType::Uuid),
             NestedField::optional(1003, "d", PrimitiveType::Date),
         ]);

@@ -29,7 +29,12 @@ fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> Value) -> Value {
 fn long_map(m: &BTreeMap<i32, i64>) -> Value {
     some(Value::Array(
         m.iter()
-            .map(|(k, v)| Value::Record(vec![("key".into(), Value::Int(*k)), ("value".into(), Value::Long(*v))]))
+            .map(|(k, v)| {
+                Value::Record(vec![
+                    ("key".into(), Value::Int(*k)),
+                    ("value".into(), Value::Long(*v)),
+                ])
+            })
             .collect(),
     ))
 }
@@ -38,7 +43,10 @@ fn bytes_map(m: &BTreeMap<i32, Vec<u8>>) -> Value {
     some(Value::Array(
         m.iter()
             .map(|(k, v)| {
-                Value::Record(vec![("key".into(), Value::Int(*k)), ("value".into(), Value::Bytes(v.clone()))])
+                Value::Record(vec![
+                    ("key".into(), Value::Int(*k)),
+                    ("value".into(), Value::Bytes(v.clone())),
+                ])
             })
             .collect(),
     ))
@@ -92,26 +100,36 @@ fn avro_to_datum(v: &Value, ty: &PrimitiveType, path: &str) -> Result<Option<Dat
         (Value::Double(f), PrimitiveType::Double) => Datum::Double(*f),
         (Value::Date(d) | Value::Int(d), PrimitiveType::Date) => Datum::Date(*d),
         (Value::TimeMicros(t) | Value::Long(t), PrimitiveType::Time) => Datum::Time(*t),
-        (Value::TimestampMicros(t) | Value::LocalTimestampMicros(t) | Value::Long(t), PrimitiveType::Timestamp) => {
-            Datum::Timestamp(*t)
-        }
-        (Value::TimestampMicros(t) | Value::LocalTimestampMicros(t) | Value::Long(t), PrimitiveType::Timestamptz) => {
-            Datum::Timestamptz(*t)
-        }
-        (Value::TimestampNanos(t) | Value::LocalTimestampNanos(t) | Value::Long(t), PrimitiveType::TimestampNs) => {
-            Datum::TimestampNs(*t)
-        }
-        (Value::TimestampNanos(t) | Value::LocalTimestampNanos(t) | Value::Long(t), PrimitiveType::TimestamptzNs) => {
-            Datum::TimestamptzNs(*t)
-        }
+        (
+            Value::TimestampMicros(t) | Value::LocalTimestampMicros(t) | Value::Long(t),
+            PrimitiveType::Timestamp,
+        ) => Datum::Timestamp(*t),
+        (
+            Value::TimestampMicros(t) | Value::LocalTimestampMicros(t) | Value::Long(t),
+            PrimitiveType::Timestamptz,
+        ) => Datum::Timestamptz(*t),
+        (
+            Value::TimestampNanos(t) | Value::LocalTimestampNanos(t) | Value::Long(t),
+            PrimitiveType::TimestampNs,
+        ) => Datum::TimestampNs(*t),
+        (
+            Value::TimestampNanos(t) | Value::LocalTimestampNanos(t) | Value::Long(t),
+            PrimitiveType::TimestamptzNs,
+        ) => Datum::TimestamptzNs(*t),
         (Value::String(s), PrimitiveType::String) => Datum::String(s.clone()),
         (Value::Uuid(u), PrimitiveType::Uuid) => Datum::Uuid(*u),
-        (Value::Fixed(_, b), PrimitiveType::Uuid) => Datum::Uuid(uuid::Uuid::from_slice(b).map_err(|_| bad())?),
+        (Value::Fixed(_, b), PrimitiveType::Uuid) => {
+            Datum::Uuid(uuid::Uuid::from_slice(b).map_err(|_| bad())?)
+        }
         (Value::Fixed(_, b), PrimitiveType::Fixed(_)) => Datum::Fixed(b.clone()),
         (Value::Bytes(b), PrimitiveType::Binary) => Datum::Binary(b.clone()),
         (Value::Decimal(d), PrimitiveType::Decimal { precision, scale }) => {
             let bytes: Vec<u8> = d.try_into().map_err(|_| bad())?;
-            Datum::Decimal { unscaled: be_to_i128(&bytes).ok_or_else(bad)?, precision: *precision, scale: *scale }
+            Datum::Decimal {
+                unscaled: be_to_i128(&bytes).ok_or_else(bad)?,
+                precision: *precision,
+                scale: *scale,
+            }
         }
         (Value::Fixed(_, b), PrimitiveType::Decimal { precision, scale }) => Datum::Decimal {
             unscaled: be_to_i128(b).ok_or_else(bad)?,
@@ -143,7 +161,11 @@ fn partition_types(pt: &StructType) -> Vec<PrimitiveType> {
 }
 
 /// A manifest entry as an Avro record of the version's `manifest_entry` schema.
-pub(crate) fn entry_to_avro(e: &ManifestEntry, version: FormatVersion, pt: &StructType) -> Result<Value> {
+pub(crate) fn entry_to_avro(
+    e: &ManifestEntry,
+    version: FormatVersion,
+    pt: &StructType,
+) -> Result<Value> {
     let v1 = version == FormatVersion::V1;
     let v3 = version == FormatVersion::V3;
     let f = &e.data_file;
@@ -175,12 +197,21 @@ pub(crate) fn entry_to_avro(e: &ManifestEntry, version: FormatVersion, pt: &Stru
         df.push(("content".into(), Value::Int(f.content.code())));
     }
     df.push(("file_path".into(), Value::String(f.file_path.clone())));
-    df.push(("file_format".into(), Value::String(f.file_format.as_str().into())));
+    df.push((
+        "file_format".into(),
+        Value::String(f.file_format.as_str().into()),
+    ));
     df.push(("partition".into(), Value::Record(partition)));
     df.push(("record_count".into(), Value::Long(f.record_count)));
-    df.push(("file_size_in_bytes".into(), Value::Long(f.file_size_in_bytes)));
+    df.push((
+        "file_size_in_bytes".into(),
+        Value::Long(f.file_size_in_bytes),
+    ));
     if v1 {
-        df.push(("block_size_in_bytes".into(), Value::Long(V1_BLOCK_SIZE_BYTES)));
+        df.push((
+            "block_size_in_bytes".into(),
+            Value::Long(V1_BLOCK_SIZE_BYTES),
+        ));
     }
     df.push(("column_sizes".into(), long_map(&f.column_sizes)));
     df.push(("value_counts".into(), long_map(&f.value_counts)));
@@ -188,15 +219,22 @@ pub(crate) fn entry_to_avro(e: &ManifestEntry, version: FormatVersion, pt: &Stru
     df.push(("nan_value_counts".into(), long_map(&f.nan_value_counts)));
     df.push(("lower_bounds".into(), bytes_map(&f.lower_bounds)));
     df.push(("upper_bounds".into(), bytes_map(&f.upper_bounds)));
-    df.push(("key_metadata".into(), opt(f.key_metadata.clone(), Value::Bytes)));
+    df.push((
+        "key_metadata".into(),
+        opt(f.key_metadata.clone(), Value::Bytes),
+    ));
     df.push((
         "split_offsets".into(),
-        opt(f.split_offsets.as_ref(), |s| Value::Array(s.iter().map(|o| Value::Long(*o)).collect())),
+        opt(f.split_offsets.as_ref(), |s| {
+            Value::Array(s.iter().map(|o| Value::Long(*o)).collect())
+        }),
     ));
     if !v1 {
         df.push((
             "equality_ids".into(),
-            opt(f.equality_ids.as_ref(), |s| Value::Array(s.iter().map(|o| Value::Int(*o)).collect())),
+            opt(f.equality_ids.as_ref(), |s| {
+                Value::Array(s.iter().map(|o| Value::Int(*o)).collect())
+            }),
         ));
     }
     df.push(("sort_order_id".into(), opt(f.sort_order_id, Value::Int)));
@@ -204,19 +242,31 @@ pub(crate) fn entry_to_avro(e: &ManifestEntry, version: FormatVersion, pt: &Stru
         df.push(("first_row_id".into(), opt(f.first_row_id, Value::Long)));
     }
     if !v1 {
-        df.push(("referenced_data_file".into(), opt(f.referenced_data_file.clone(), Value::String)));
+        df.push((
+            "referenced_data_file".into(),
+            opt(f.referenced_data_file.clone(), Value::String),
+        ));
     }
     if v3 {
         df.push(("content_offset".into(), opt(f.content_offset, Value::Long)));
-        df.push(("content_size_in_bytes".into(), opt(f.content_size_in_bytes, Value::Long)));
+        df.push((
+            "content_size_in_bytes".into(),
+            opt(f.content_size_in_bytes, Value::Long),
+        ));
     }
     let mut entry = vec![
         ("status".into(), Value::Int(e.status.code())),
         ("snapshot_id".into(), opt(e.snapshot_id, Value::Long)),
     ];
     if !v1 {
-        entry.push(("sequence_number".into(), opt(e.sequence_number, Value::Long)));
-        entry.push(("file_sequence_number".into(), opt(e.file_sequence_number, Value::Long)));
+        entry.push((
+            "sequence_number".into(),
+            opt(e.sequence_number, Value::Long),
+        ));
+        entry.push((
+            "file_sequence_number".into(),
+            opt(e.file_sequence_number, Value::Long),
+        ));
     }
     entry.push(("data_file".into(), Value::Record(df)));
     Ok(Value::Record(entry))
@@ -249,11 +299,17 @@ impl<'a> Fields<'a> {
     }
 
     fn get(&self, name: &str) -> Option<&'a Value> {
-        self.fields.get(name).copied().filter(|v| !matches!(v, Value::Null))
+        self.fields
+            .get(name)
+            .copied()
+            .filter(|v| !matches!(v, Value::Null))
     }
 
     fn missing(&self, name: &str) -> Error {
-        Error::invalid_manifest(self.path, format!("field `{name}` is missing or has the wrong type"))
+        Error::invalid_manifest(
+            self.path,
+            format!("field `{name}` is missing or has the wrong type"),
+        )
     }
 
     pub(crate) fn long(&self, name: &str) -> Result<i64> {
@@ -309,7 +365,10 @@ impl<'a> Fields<'a> {
         for item in self.array(name)?.into_iter().flatten() {
             let kv = Fields::of(item, self.path)?;
             let k = kv.int("key")?;
-            let v = kv.get("value").and_then(&f).ok_or_else(|| self.missing(name))?;
+            let v = kv
+                .get("value")
+                .and_then(&f)
+                .ok_or_else(|| self.missing(name))?;
             out.insert(k, v);
         }
         Ok(out)
@@ -317,7 +376,12 @@ impl<'a> Fields<'a> {
 }
 
 /// A manifest entry read from an Avro record; `spec_id` and `pt` come from the manifest.
-pub(crate) fn avro_to_entry(v: &Value, spec_id: i32, pt: &StructType, path: &str) -> Result<ManifestEntry> {
+pub(crate) fn avro_to_entry(
+    v: &Value,
+    spec_id: i32,
+    pt: &StructType,
+    path: &str,
+) -> Result<ManifestEntry> {
     let e = Fields::of(v, path)?;
     let df_value = e.get("data_file").ok_or_else(|| e.missing("data_file"))?;
     let df = Fields::of(df_value, path)?;
@@ -346,7 +410,11 @@ pub(crate) fn avro_to_entry(v: &Value, spec_id: i32, pt: &StructType, path: &str
     };
     let list = |name: &str, f: &dyn Fn(&Value) -> Option<i64>| -> Result<Option<Vec<i64>>> {
         df.array(name)?
-            .map(|a| a.iter().map(|x| f(x).ok_or_else(|| df.missing(name))).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|x| f(x).ok_or_else(|| df.missing(name)))
+                    .collect()
+            })
             .transpose()
     };
     let data_file = DataFile {
@@ -400,44 +468,98 @@ pub(crate) fn manifest_file_to_avro(m: &ManifestFile, version: FormatVersion) ->
                     Value::Record(vec![
                         ("contains_null".into(), Value::Boolean(s.contains_null)),
                         ("contains_nan".into(), opt(s.contains_nan, Value::Boolean)),
-                        ("lower_bound".into(), opt(s.lower_bound.clone(), Value::Bytes)),
-                        ("upper_bound".into(), opt(s.upper_bound.clone(), Value::Bytes)),
+                        (
+                            "lower_bound".into(),
+                            opt(s.lower_bound.clone(), Value::Bytes),
+                        ),
+                        (
+                            "upper_bound".into(),
+                            opt(s.upper_bound.clone(), Value::Bytes),
+                        ),
                     ])
                 })
                 .collect(),
         )
     });
     let mut r: Vec<(String, Value)> = vec![
-        ("manifest_path".into(), Value::String(m.manifest_path.clone())),
+        (
+            "manifest_path".into(),
+            Value::String(m.manifest_path.clone()),
+        ),
         ("manifest_length".into(), Value::Long(m.manifest_length)),
         ("partition_spec_id".into(), Value::Int(m.partition_spec_id)),
     ];
     if version == FormatVersion::V1 {
         r.extend([
             ("added_snapshot_id".into(), Value::Long(m.added_snapshot_id)),
-            ("added_files_count".into(), opt(m.added_files_count, Value::Int)),
-            ("existing_files_count".into(), opt(m.existing_files_count, Value::Int)),
-            ("deleted_files_count".into(), opt(m.deleted_files_count, Value::Int)),
+            (
+                "added_files_count".into(),
+                opt(m.added_files_count, Value::Int),
+            ),
+            (
+                "existing_files_count".into(),
+                opt(m.existing_files_count, Value::Int),
+            ),
+            (
+                "deleted_files_count".into(),
+                opt(m.deleted_files_count, Value::Int),
+            ),
             ("partitions".into(), partitions),
-            ("added_rows_count".into(), opt(m.added_rows_count, Value::Long)),
-            ("existing_rows_count".into(), opt(m.existing_rows_count, Value::Long)),
-            ("deleted_rows_count".into(), opt(m.deleted_rows_count, Value::Long)),
-            ("key_metadata".into(), opt(m.key_metadata.clone(), Value::Bytes)),
+            (
+                "added_rows_count".into(),
+                opt(m.added_rows_count, Value::Long),
+            ),
+            (
+                "existing_rows_count".into(),
+                opt(m.existing_rows_count, Value::Long),
+            ),
+            (
+                "deleted_rows_count".into(),
+                opt(m.deleted_rows_count, Value::Long),
+            ),
+            (
+                "key_metadata".into(),
+                opt(m.key_metadata.clone(), Value::Bytes),
+            ),
         ]);
     } else {
         r.extend([
             ("content".into(), Value::Int(m.content.code())),
             ("sequence_number".into(), Value::Long(m.sequence_number)),
-            ("min_sequence_number".into(), Value::Long(m.min_sequence_number)),
+            (
+                "min_sequence_number".into(),
+                Value::Long(m.min_sequence_number),
+            ),
             ("added_snapshot_id".into(), Value::Long(m.added_snapshot_id)),
-            ("added_files_count".into(), Value::Int(m.added_files_count.unwrap_or(0))),
-            ("existing_files_count".into(), Value::Int(m.existing_files_count.unwrap_or(0))),
-            ("deleted_files_count".into(), Value::Int(m.deleted_files_count.unwrap_or(0))),
-            ("added_rows_count".into(), Value::Long(m.added_rows_count.unwrap_or(0))),
-            ("existing_rows_count".into(), Value::Long(m.existing_rows_count.unwrap_or(0))),
-            ("deleted_rows_count".into(), Value::Long(m.deleted_rows_count.unwrap_or(0))),
+            (
+                "added_files_count".into(),
+                Value::Int(m.added_files_count.unwrap_or(0)),
+            ),
+            (
+                "existing_files_count".into(),
+                Value::Int(m.existing_files_count.unwrap_or(0)),
+            ),
+            (
+                "deleted_files_count".into(),
+                Value::Int(m.deleted_files_count.unwrap_or(0)),
+            ),
+            (
+                "added_rows_count".into(),
+                Value::Long(m.added_rows_count.unwrap_or(0)),
+            ),
+            (
+                "existing_rows_count".into(),
+                Value::Long(m.existing_rows_count.unwrap_or(0)),
+            ),
+            (
+                "deleted_rows_count".into(),
+                Value::Long(m.deleted_rows_count.unwrap_or(0)),
+            ),
             ("partitions".into(), partitions),
-            ("key_metadata".into(), opt(m.key_metadata.clone(), Value::Bytes)),
+            (
+                "key_metadata".into(),
+                opt(m.key_metadata.clone(), Value::Bytes),
+            ),
         ]);
         if version == FormatVersion::V3 {
             r.push(("first_row_id".into(), opt(m.first_row_id, Value::Long)));

@@ -70,14 +70,26 @@ pub fn encode_manifests(
             chunk = (end - start) / 2;
             continue;
         }
-        let file = describe(ctx, &pt, &path, bytes.len(), snapshot_id, &entries[start..end])?;
+        let file = describe(
+            ctx,
+            &pt,
+            &path,
+            bytes.len(),
+            snapshot_id,
+            &entries[start..end],
+        )?;
         out.push(EncodedManifest { bytes, file });
         start = end;
     }
     Ok(out)
 }
 
-fn encode_one(ctx: &ManifestContext<'_>, pt: &StructType, path: &str, entries: &[ManifestEntry]) -> Result<Vec<u8>> {
+fn encode_one(
+    ctx: &ManifestContext<'_>,
+    pt: &StructType,
+    path: &str,
+    entries: &[ManifestEntry],
+) -> Result<Vec<u8>> {
     let schema_json = avro::schema::manifest_entry_schema(ctx.version, pt);
     let mut meta = vec![
         ("schema", ctx.schema.to_json().to_string()),
@@ -93,7 +105,14 @@ fn encode_one(ctx: &ManifestContext<'_>, pt: &StructType, path: &str, entries: &
         .iter()
         .map(|e| value::entry_to_avro(e, ctx.version, pt))
         .collect::<Result<Vec<_>>>()?;
-    avro::write_container(path, &schema_json, &meta, rows, avro::codec(ctx.codec), ctx.marker)
+    avro::write_container(
+        path,
+        &schema_json,
+        &meta,
+        rows,
+        avro::codec(ctx.codec),
+        ctx.marker,
+    )
 }
 
 fn describe(
@@ -111,11 +130,10 @@ fn describe(
         let i = e.status.code() as usize;
         counts[i] += 1;
         rows[i] += e.data_file.record_count;
-        if e.status.is_live() {
-            if let Some(s) = e.sequence_number {
+        if e.status.is_live()
+            && let Some(s) = e.sequence_number {
                 min_seq = Some(min_seq.map_or(s, |m| m.min(s)));
             }
-        }
     }
     let v1 = ctx.version == FormatVersion::V1;
     Ok(ManifestFile {
@@ -163,12 +181,13 @@ pub fn decode_manifest(path: &str, bytes: &[u8]) -> Result<DecodedManifest> {
         .get("partition-spec-id")
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let fields_text = metadata
-        .get("partition-spec")
-        .ok_or_else(|| Error::invalid_manifest(path, "no `partition-spec` in key-value metadata"))?;
+    let fields_text = metadata.get("partition-spec").ok_or_else(|| {
+        Error::invalid_manifest(path, "no `partition-spec` in key-value metadata")
+    })?;
     let spec_json = format!(r#"{{"spec-id": {spec_id}, "fields": {fields_text}}}"#);
-    let spec: PartitionSpec = serde_json::from_str(&spec_json)
-        .map_err(|e| Error::invalid_manifest(path, format!("bad `partition-spec` metadata: {e}")))?;
+    let spec: PartitionSpec = serde_json::from_str(&spec_json).map_err(|e| {
+        Error::invalid_manifest(path, format!("bad `partition-spec` metadata: {e}"))
+    })?;
     let pt = spec.partition_type(&schema)?;
     let entries = rows
         .iter()

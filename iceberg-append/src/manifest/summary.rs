@@ -8,7 +8,10 @@ use crate::error::Result;
 ///
 /// Bounds are the smallest and largest non-null, non-NaN partition values, Appendix-D
 /// encoded in the partition result type, never truncated.
-pub(crate) fn partition_summaries(pt: &StructType, entries: &[ManifestEntry]) -> Result<Vec<FieldSummary>> {
+pub(crate) fn partition_summaries(
+    pt: &StructType,
+    entries: &[ManifestEntry],
+) -> Result<Vec<FieldSummary>> {
     let mut out = Vec::with_capacity(pt.fields.len());
     for (i, _field) in pt.fields.iter().enumerate() {
         let mut contains_null = false;

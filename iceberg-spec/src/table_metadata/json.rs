@@ -10,9 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use super::{
-    EncryptionKey, FormatVersion, PartitionStatisticsFile, StatisticsFile, TableMetadata,
-};
+use super::{EncryptionKey, FormatVersion, PartitionStatisticsFile, StatisticsFile, TableMetadata};
 use crate::error::{Error, Result};
 use crate::partition::{
     PartitionFieldJson, PartitionSpec, UNPARTITIONED_LAST_ASSIGNED_ID, fields_from_json,
@@ -52,7 +50,10 @@ struct MetadataDto {
 }
 
 fn missing(field: &str, version: FormatVersion) -> Error {
-    Error::invalid_metadata(field, format!("required in format version {version} but missing"))
+    Error::invalid_metadata(
+        field,
+        format!("required in format version {version} but missing"),
+    )
 }
 
 fn required<T>(value: Option<T>, field: &str, version: FormatVersion) -> Result<T> {
@@ -65,9 +66,10 @@ pub(super) fn parse(text: &str) -> Result<TableMetadata> {
         what: "table metadata".into(),
         source,
     })?;
-    let version = FormatVersion::from_number(dto.format_version.ok_or_else(|| {
-        Error::invalid_metadata("format-version", "missing")
-    })?)?;
+    let version = FormatVersion::from_number(
+        dto.format_version
+            .ok_or_else(|| Error::invalid_metadata("format-version", "missing"))?,
+    )?;
     let v2 = version >= FormatVersion::V2;
 
     let location = required(dto.location, "location", version)?;
@@ -115,8 +117,7 @@ pub(super) fn parse(text: &str) -> Result<TableMetadata> {
         None => required(None, "last-partition-id", version)?,
     };
 
-    let (sort_orders, default_sort_order_id) = match (dto.sort_orders, dto.default_sort_order_id)
-    {
+    let (sort_orders, default_sort_order_id) = match (dto.sort_orders, dto.default_sort_order_id) {
         (Some(orders), Some(id)) => (orders, id),
         (None, None) if !v2 => (vec![SortOrder::unsorted()], 0),
         (Some(orders), None) if !v2 => (orders, 0),
@@ -189,29 +190,33 @@ pub(super) fn write(meta: &TableMetadata) -> String {
     }
     m.insert("location".into(), json!(meta.location));
     if v >= FormatVersion::V2 {
-        m.insert("last-sequence-number".into(), json!(meta.last_sequence_number));
+        m.insert(
+            "last-sequence-number".into(),
+            json!(meta.last_sequence_number),
+        );
     }
     m.insert("last-updated-ms".into(), json!(meta.last_updated_ms));
     m.insert("last-column-id".into(), json!(meta.last_column_id));
-    if v == FormatVersion::V1 {
-        if let Ok(schema) = meta.current_schema() {
+    if v == FormatVersion::V1
+        && let Ok(schema) = meta.current_schema() {
             m.insert("schema".into(), schema.to_json());
         }
-    }
     m.insert("current-schema-id".into(), json!(meta.current_schema_id));
     m.insert(
         "schemas".into(),
         Value::Array(meta.schemas.iter().map(Schema::to_json).collect()),
     );
-    if v == FormatVersion::V1 {
-        if let Ok(spec) = meta.default_spec() {
+    if v == FormatVersion::V1
+        && let Ok(spec) = meta.default_spec() {
             m.insert("partition-spec".into(), spec.fields_json());
         }
-    }
     m.insert("default-spec-id".into(), json!(meta.default_spec_id));
     m.insert("partition-specs".into(), to_value(&meta.partition_specs));
     m.insert("last-partition-id".into(), json!(meta.last_partition_id));
-    m.insert("default-sort-order-id".into(), json!(meta.default_sort_order_id));
+    m.insert(
+        "default-sort-order-id".into(),
+        json!(meta.default_sort_order_id),
+    );
     m.insert("sort-orders".into(), to_value(&meta.sort_orders));
     m.insert("properties".into(), to_value(&meta.properties));
     let current = match (meta.current_snapshot_id, v) {
@@ -223,7 +228,10 @@ pub(super) fn write(meta: &TableMetadata) -> String {
     m.insert("refs".into(), to_value(&meta.refs));
     m.insert("snapshots".into(), to_value(&meta.snapshots));
     m.insert("statistics".into(), to_value(&meta.statistics));
-    m.insert("partition-statistics".into(), to_value(&meta.partition_statistics));
+    m.insert(
+        "partition-statistics".into(),
+        to_value(&meta.partition_statistics),
+    );
     m.insert("snapshot-log".into(), to_value(&meta.snapshot_log));
     m.insert("metadata-log".into(), to_value(&meta.metadata_log));
     if let Some(next) = meta.next_row_id {

@@ -13,8 +13,8 @@ use std::fmt;
 
 use uuid::Uuid;
 
-pub use validate::RESERVED_PROPERTIES;
 pub use statistics::{BlobMetadata, EncryptionKey, PartitionStatisticsFile, StatisticsFile};
+pub use validate::RESERVED_PROPERTIES;
 
 use crate::error::{Error, Result};
 use crate::partition::{PartitionSpec, UNPARTITIONED_LAST_ASSIGNED_ID};
@@ -239,7 +239,8 @@ impl TableMetadata {
 
     /// The current snapshot (head of `main`).
     pub fn current_snapshot(&self) -> Option<&Snapshot> {
-        self.current_snapshot_id.and_then(|id| self.snapshot_by_id(id))
+        self.current_snapshot_id
+            .and_then(|id| self.snapshot_by_id(id))
     }
 
     /// The head snapshot of a branch (`main` falls back to `current-snapshot-id`).

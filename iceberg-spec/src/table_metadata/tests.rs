@@ -19,7 +19,11 @@ fn schema() -> Schema {
 
 fn table(version: FormatVersion) -> TableMetadata {
     let s = schema();
-    let spec = PartitionSpec::builder(&s).add("ts", Transform::Day).unwrap().build().unwrap();
+    let spec = PartitionSpec::builder(&s)
+        .add("ts", Transform::Day)
+        .unwrap()
+        .build()
+        .unwrap();
     TableMetadata::new_table(
         version,
         Uuid::from_u128(7),
@@ -41,7 +45,11 @@ fn with_snapshot(mut m: TableMetadata) -> TableMetadata {
     m.snapshots.push(Snapshot {
         snapshot_id: 42,
         parent_snapshot_id: None,
-        sequence_number: if m.format_version == FormatVersion::V1 { 0 } else { 1 },
+        sequence_number: if m.format_version == FormatVersion::V1 {
+            0
+        } else {
+            1
+        },
         timestamp_ms: 2000,
         manifest_list: Some("file:///tmp/t/metadata/snap-42-1-x.avro".into()),
         manifests: None,
@@ -49,14 +57,17 @@ fn with_snapshot(mut m: TableMetadata) -> TableMetadata {
         schema_id: Some(0),
         first_row_id: v3.then_some(0),
         added_rows: v3.then_some(10),
-    key_id: None,
+        key_id: None,
     });
     if v3 {
         m.next_row_id = Some(10);
     }
     m.current_snapshot_id = Some(42);
     m.refs.insert("main".into(), SnapshotRef::branch(42));
-    m.snapshot_log.push(SnapshotLogEntry { timestamp_ms: 2000, snapshot_id: 42 });
+    m.snapshot_log.push(SnapshotLogEntry {
+        timestamp_ms: 2000,
+        snapshot_id: 42,
+    });
     m.metadata_log.push(MetadataLogEntry {
         timestamp_ms: 1000,
         metadata_file: "file:///tmp/t/metadata/00000-a.metadata.json".into(),
@@ -78,11 +89,13 @@ fn round_trips_every_version() {
 
 #[test]
 fn version_specific_fields() {
-    let v1: serde_json::Value = serde_json::from_str(&table(FormatVersion::V1).to_json().unwrap()).unwrap();
+    let v1: serde_json::Value =
+        serde_json::from_str(&table(FormatVersion::V1).to_json().unwrap()).unwrap();
     assert!(v1.get("schema").is_some() && v1.get("partition-spec").is_some());
     assert!(v1.get("last-sequence-number").is_none());
     assert_eq!(v1["current-snapshot-id"], -1);
-    let v3: serde_json::Value = serde_json::from_str(&table(FormatVersion::V3).to_json().unwrap()).unwrap();
+    let v3: serde_json::Value =
+        serde_json::from_str(&table(FormatVersion::V3).to_json().unwrap()).unwrap();
     assert!(v3["current-snapshot-id"].is_null());
     assert_eq!(v3["next-row-id"], 0);
     assert_eq!(v3["location"], "file:///tmp/t");
@@ -91,14 +104,20 @@ fn version_specific_fields() {
 
 #[test]
 fn missing_required_field_is_named() {
-    let mut v: serde_json::Value = serde_json::from_str(&table(FormatVersion::V2).to_json().unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&table(FormatVersion::V2).to_json().unwrap()).unwrap();
     v.as_object_mut().unwrap().remove("last-sequence-number");
-    let err = TableMetadata::from_json(&v.to_string()).unwrap_err().to_string();
+    let err = TableMetadata::from_json(&v.to_string())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("last-sequence-number"), "{err}");
 
-    let mut v: serde_json::Value = serde_json::from_str(&table(FormatVersion::V3).to_json().unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&table(FormatVersion::V3).to_json().unwrap()).unwrap();
     v.as_object_mut().unwrap().remove("next-row-id");
-    let err = TableMetadata::from_json(&v.to_string()).unwrap_err().to_string();
+    let err = TableMetadata::from_json(&v.to_string())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("next-row-id"), "{err}");
 }
 
@@ -110,7 +129,12 @@ fn dangling_references_are_refused() {
 
     let mut m = table(FormatVersion::V2);
     m.current_schema_id = 5;
-    assert!(m.to_json().unwrap_err().to_string().contains("current-schema-id"));
+    assert!(
+        m.to_json()
+            .unwrap_err()
+            .to_string()
+            .contains("current-schema-id")
+    );
 
     let mut m = table(FormatVersion::V2);
     m.properties.insert("format-version".into(), "2".into());
@@ -119,7 +143,11 @@ fn dangling_references_are_refused() {
 
 #[test]
 fn v3_types_need_v3() {
-    let s = Schema::new(0, vec![NestedField::optional(1, "t", PrimitiveType::TimestampNs)]).unwrap();
+    let s = Schema::new(
+        0,
+        vec![NestedField::optional(1, "t", PrimitiveType::TimestampNs)],
+    )
+    .unwrap();
     let r = TableMetadata::new_table(
         FormatVersion::V2,
         Uuid::from_u128(1),

@@ -73,8 +73,8 @@ impl TableMetadata {
                     format!("duplicate spec id {}", spec.spec_id()),
                 ));
             }
-            if let Some(max) = spec.highest_field_id() {
-                if max > self.last_partition_id {
+            if let Some(max) = spec.highest_field_id()
+                && max > self.last_partition_id {
                     return Err(Error::invalid_metadata(
                         "last-partition-id",
                         format!(
@@ -84,7 +84,6 @@ impl TableMetadata {
                         ),
                     ));
                 }
-            }
         }
         self.default_spec()?.validate(schema).map_err(|e| {
             Error::invalid_metadata("partition-specs", format!("default spec: {e}"))
@@ -151,14 +150,13 @@ impl TableMetadata {
             }
         }
 
-        if let Some(id) = self.current_snapshot_id {
-            if !snapshot_ids.contains(&id) {
+        if let Some(id) = self.current_snapshot_id
+            && !snapshot_ids.contains(&id) {
                 return Err(Error::invalid_metadata(
                     "current-snapshot-id",
                     format!("no snapshot with id {id}"),
                 ));
             }
-        }
         for (name, r) in &self.refs {
             if !snapshot_ids.contains(&r.snapshot_id) {
                 return Err(Error::invalid_metadata(
@@ -171,7 +169,10 @@ impl TableMetadata {
             (Some(r), Some(id)) if r.snapshot_id != id => {
                 return Err(Error::invalid_metadata(
                     "refs.main",
-                    format!("points at {} but current-snapshot-id is {id}", r.snapshot_id),
+                    format!(
+                        "points at {} but current-snapshot-id is {id}",
+                        r.snapshot_id
+                    ),
                 ));
             }
             (Some(r), _) if !r.is_branch() => {
