@@ -1,7 +1,7 @@
 //! The append itself: write the manifests once, then plan and write a manifest list per
 //! attempt. Nothing here swaps a pointer; [`crate::commit`] does that through a catalog.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use bytes::Bytes;
 use iceberg_io::FileIo;
@@ -15,6 +15,7 @@ use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::manifest::{ManifestContext, encode_manifests};
 use crate::manifest_list::{decode_manifest_list, encode_manifest_list};
+use crate::merge::{MergeStep, Merger, plan_merge};
 use crate::plan::{AttemptInputs, plan_fast_append};
 use crate::summary::AddedCounts;
 use crate::table::{Table, metadata_dir};
@@ -158,6 +159,37 @@ pub async fn prepare_append(
     extra_summary: BTreeMap<String, String>,
     env: &dyn Environment,
 ) -> Result<AppendResult> {
+    prepare_append_with_mode(io, table, data_files, extra_summary, AppendMode::Fast, env).await
+}
+
+/// As [`prepare_append`], fast or merging.
+///
+/// # Errors
+/// When a data file does not belong to the table, or IO fails.
+pub async fn prepare_append_with_mode(
+    io: &FileIo,
+    table: &Table,
+    data_files: Vec<DataFile>,
+    extra_summary: BTreeMap<String, String>,
+    mode: AppendMode,
+    env: &dyn Environment,
+) -> Result<AppendResult> {
+    Ok(
+        start_append(io, table, data_files, extra_summary, mode, env)
+            .await?
+            .1,
+    )
+}
+
+/// Writes the manifests once and plans attempt 1; the pending append serves the retries.
+pub(crate) async fn start_append(
+    io: &FileIo,
+    table: &Table,
+    data_files: Vec<DataFile>,
+    extra_summary: BTreeMap<String, String>,
+    mode: AppendMode,
+    env: &dyn Environment,
+) -> Result<(PendingAppend, AppendResult)> {
     let meta = &table.metadata;
     check_files(meta, &data_files)?;
     let props = TableProperties::parse(&meta.properties)?;
@@ -168,15 +200,38 @@ pub async fn prepare_append(
     let commit_uuid = env.new_uuid();
     let new_manifests =
         write_manifests(io, meta, &props, snapshot_id, commit_uuid, &data_files, env).await?;
-    let pending = PendingAppend {
+    let mut pending = PendingAppend {
         snapshot_id,
         commit_uuid,
         data_files,
         new_manifests,
         extra_summary,
         branch: MAIN_BRANCH.to_string(),
+        mode,
+        merged: HashMap::new(),
     };
-    pending.attempt(io, table, 1, env).await
+    let result = pending.attempt(io, table, 1, env).await?;
+    Ok((pending, result))
+}
+
+/// How an append treats the manifests it inherits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppendMode {
+    /// Add a manifest and carry every parent manifest by reference.
+    Fast,
+    /// Also fold small manifests (`commit.manifest-merge.*`), as Java's default append does.
+    Merge,
+}
+
+impl AppendMode {
+    /// `Merge` when the table enables `commit.manifest-merge.enabled` (the default), else `Fast`.
+    pub fn from_properties(props: &TableProperties) -> Self {
+        if props.manifest.merge_enabled {
+            Self::Merge
+        } else {
+            Self::Fast
+        }
+    }
 }
 
 /// An append whose manifests are written; each attempt plans it onto a base.
@@ -188,12 +243,15 @@ pub(crate) struct PendingAppend {
     pub(crate) new_manifests: Vec<ManifestFile>,
     pub(crate) extra_summary: BTreeMap<String, String>,
     pub(crate) branch: String,
+    pub(crate) mode: AppendMode,
+    /// Merged manifests written so far, by the paths they replace (reused across attempts).
+    pub(crate) merged: HashMap<Vec<String>, ManifestFile>,
 }
 
 impl PendingAppend {
     /// Plans attempt `attempt` onto `base` and writes its manifest list.
     pub(crate) async fn attempt(
-        &self,
+        &mut self,
         io: &FileIo,
         base: &Table,
         attempt: u32,
@@ -213,13 +271,18 @@ impl PendingAppend {
             self.commit_uuid
         );
         let props = TableProperties::parse(&meta.properties)?;
+        let (new_manifests, kept, replaced) = match self.mode {
+            AppendMode::Fast => (self.new_manifests.clone(), parent_manifests, 0),
+            AppendMode::Merge => self.merge(io, meta, &props, parent_manifests, env).await?,
+        };
         let plan = plan_fast_append(
             meta,
             &AttemptInputs {
                 snapshot_id: self.snapshot_id,
                 branch: &self.branch,
-                new_manifests: &self.new_manifests,
-                parent_manifests: &parent_manifests,
+                new_manifests: &new_manifests,
+                parent_manifests: &kept,
+                manifests_replaced: replaced,
                 added: &added,
                 extra_summary: &self.extra_summary,
                 manifest_list_path: manifest_list_path.clone(),
@@ -249,5 +312,60 @@ impl PendingAppend {
             commit_uuid: self.commit_uuid,
             attempt,
         })
+    }
+
+    /// Splits the manifests of this attempt into (written by this commit, kept, replaced count).
+    async fn merge(
+        &mut self,
+        io: &FileIo,
+        meta: &TableMetadata,
+        props: &TableProperties,
+        parents: Vec<ManifestFile>,
+        env: &dyn Environment,
+    ) -> Result<(Vec<ManifestFile>, Vec<ManifestFile>, usize)> {
+        let steps = plan_merge(
+            &self.new_manifests,
+            &parents,
+            props.manifest.target_size_bytes,
+            props.manifest.min_count_to_merge,
+        );
+        let new_paths: Vec<String> = self
+            .new_manifests
+            .iter()
+            .map(|m| m.manifest_path.clone())
+            .collect();
+        let dir = metadata_dir(meta);
+        let mut merger = Merger {
+            io,
+            meta,
+            props,
+            snapshot_id: self.snapshot_id,
+            dir: &dir,
+            commit_uuid: self.commit_uuid,
+            next_index: self.new_manifests.len() + self.merged.len(),
+            marker: env.sync_marker(),
+        };
+        let (mut written, mut kept, mut replaced) = (Vec::new(), Vec::new(), 0);
+        for step in steps {
+            match step {
+                MergeStep::Keep(ms) => {
+                    for m in ms {
+                        if new_paths.contains(&m.manifest_path) {
+                            written.push(m);
+                        } else {
+                            kept.push(m);
+                        }
+                    }
+                }
+                MergeStep::Merge(ms) => {
+                    replaced += ms
+                        .iter()
+                        .filter(|m| !new_paths.contains(&m.manifest_path))
+                        .count();
+                    written.push(merger.merge(&ms, &new_paths, &mut self.merged).await?);
+                }
+            }
+        }
+        Ok((written, kept, replaced))
     }
 }

@@ -1,18 +1,25 @@
-//! The catalog contract: load a table, and atomically move its metadata pointer.
+//! The catalog contract: namespaces, tables, and the atomic move of a table's metadata pointer.
 //!
-//! Real catalogs (SQL, object store) implement [`Catalog`] in their own crate or module;
+//! Real catalogs (SQL, object store) implement [`Catalog`] in the `iceberg-catalog` crate;
 //! [`InMemoryCatalog`] here serves tests and single-process use.
+//!
+//! Namespace errors reuse this crate's [`Error`]: a missing namespace is
+//! [`Error::NoSuchTable`] (so [`Error::is_not_found`] holds), an existing one
+//! [`Error::TableAlreadyExists`], a non-empty one [`Error::Catalog`], each naming
+//! `namespace <name>`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
 
+use crate::append::read_manifest_list;
 use crate::env::Environment;
 use crate::error::{Error, Result};
+use crate::manifest::decode_manifest;
 use crate::table::{Table, TableCreation, create_table, write_metadata_file};
 
 /// A table's name: a namespace path and a table name.
@@ -36,6 +43,82 @@ impl TableIdent {
             namespace: parts,
             name,
         })
+    }
+}
+
+impl TableIdent {
+    /// A table `name` in `namespace`.
+    pub fn new(namespace: NamespaceIdent, name: impl Into<String>) -> Self {
+        Self {
+            namespace: namespace.0,
+            name: name.into(),
+        }
+    }
+
+    /// The table's namespace.
+    pub fn namespace_ident(&self) -> NamespaceIdent {
+        NamespaceIdent(self.namespace.clone())
+    }
+}
+
+/// A namespace: one or more non-empty levels, outermost first.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NamespaceIdent(Vec<String>);
+
+impl NamespaceIdent {
+    /// A namespace from its levels; `None` when there are none or one is empty.
+    pub fn new(levels: Vec<String>) -> Option<Self> {
+        (!levels.is_empty() && levels.iter().all(|l| !l.is_empty())).then_some(Self(levels))
+    }
+
+    /// Parses `a.b` (levels separated by dots).
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::new(s.split('.').map(str::to_string).collect())
+    }
+
+    /// The levels, outermost first.
+    pub fn levels(&self) -> &[String] {
+        &self.0
+    }
+
+    /// True when `self` is `other` or lies inside it.
+    pub fn starts_with(&self, other: &NamespaceIdent) -> bool {
+        self.0.starts_with(&other.0)
+    }
+}
+
+impl fmt::Display for NamespaceIdent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.join("."))
+    }
+}
+
+/// The error for a namespace the catalog does not know.
+pub fn no_such_namespace(namespace: &NamespaceIdent) -> Error {
+    Error::NoSuchTable {
+        table: format!("namespace {namespace}"),
+    }
+}
+
+/// The error for creating a namespace that exists.
+pub fn namespace_already_exists(namespace: &NamespaceIdent) -> Error {
+    Error::TableAlreadyExists {
+        table: format!("namespace {namespace}"),
+    }
+}
+
+/// The error for dropping a namespace that still holds tables.
+pub fn namespace_not_empty(namespace: &NamespaceIdent, tables: usize) -> Error {
+    Error::Catalog {
+        table: format!("namespace {namespace}"),
+        reason: format!("namespace is not empty: it holds {tables} table(s)"),
+    }
+}
+
+fn unsupported<C: fmt::Debug + ?Sized>(catalog: &C, what: &str, operation: &str) -> Error {
+    Error::Catalog {
+        table: what.to_string(),
+        reason: format!("{operation} is not supported by {catalog:?}"),
     }
 }
 
@@ -75,14 +158,203 @@ pub trait Catalog: Send + Sync + fmt::Debug {
 
     /// The IO that reaches the table's files.
     fn io(&self) -> &FileIo;
+
+    /// True when the catalog knows `ident`.
+    ///
+    /// # Errors
+    /// When the catalog cannot be asked; by default, as [`Catalog::load_table`].
+    async fn table_exists(&self, ident: &TableIdent) -> Result<bool> {
+        match self.load_table(ident).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The tables directly in `namespace`, sorted.
+    ///
+    /// # Errors
+    /// A missing namespace ([`Error::is_not_found`]); unsupported by default.
+    async fn list_tables(&self, namespace: &NamespaceIdent) -> Result<Vec<TableIdent>> {
+        Err(unsupported(self, &namespace.to_string(), "list_tables"))
+    }
+
+    /// Forgets `ident`; with `purge`, also deletes every file its metadata reaches
+    /// (see [`Catalog::purge_table_files`]).
+    ///
+    /// # Errors
+    /// [`Error::NoSuchTable`]; unsupported by default.
+    async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
+        let _ = purge;
+        Err(unsupported(self, &ident.to_string(), "drop_table"))
+    }
+
+    /// Renames `from` to `to` (the metadata files stay where they are).
+    ///
+    /// # Errors
+    /// [`Error::NoSuchTable`] for `from` or `to`'s namespace, [`Error::TableAlreadyExists`]
+    /// for `to`; unsupported by default.
+    async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        let _ = to;
+        Err(unsupported(self, &from.to_string(), "rename_table"))
+    }
+
+    /// Registers an existing metadata file as table `ident`.
+    ///
+    /// # Errors
+    /// [`Error::TableAlreadyExists`], a missing namespace, an unreadable metadata file;
+    /// unsupported by default.
+    async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
+        let _ = metadata_location;
+        Err(unsupported(self, &ident.to_string(), "register_table"))
+    }
+
+    /// Creates `namespace` with `properties`.
+    ///
+    /// # Errors
+    /// When it exists ([`Error::TableAlreadyExists`] naming the namespace); unsupported by
+    /// default.
+    async fn create_namespace(
+        &self,
+        namespace: &NamespaceIdent,
+        properties: BTreeMap<String, String>,
+    ) -> Result<()> {
+        let _ = properties;
+        Err(unsupported(
+            self,
+            &namespace.to_string(),
+            "create_namespace",
+        ))
+    }
+
+    /// The namespaces one level below `parent` (top-level ones for `None`), sorted.
+    ///
+    /// # Errors
+    /// A missing `parent`; unsupported by default.
+    async fn list_namespaces(
+        &self,
+        parent: Option<&NamespaceIdent>,
+    ) -> Result<Vec<NamespaceIdent>> {
+        let what = parent.map(ToString::to_string).unwrap_or_default();
+        Err(unsupported(self, &what, "list_namespaces"))
+    }
+
+    /// True when `namespace` exists (explicitly, or as the namespace of a table).
+    ///
+    /// # Errors
+    /// When the catalog cannot be asked; by default, as [`Catalog::namespace_properties`].
+    async fn namespace_exists(&self, namespace: &NamespaceIdent) -> Result<bool> {
+        match self.namespace_properties(namespace).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The properties of `namespace`.
+    ///
+    /// # Errors
+    /// A missing namespace ([`Error::is_not_found`]); unsupported by default.
+    async fn namespace_properties(
+        &self,
+        namespace: &NamespaceIdent,
+    ) -> Result<BTreeMap<String, String>> {
+        Err(unsupported(
+            self,
+            &namespace.to_string(),
+            "namespace_properties",
+        ))
+    }
+
+    /// Removes the keys `removals` and sets `updates` on `namespace`.
+    ///
+    /// # Errors
+    /// A missing namespace; unsupported by default.
+    async fn update_namespace_properties(
+        &self,
+        namespace: &NamespaceIdent,
+        removals: &[String],
+        updates: BTreeMap<String, String>,
+    ) -> Result<()> {
+        let _ = (removals, updates);
+        Err(unsupported(
+            self,
+            &namespace.to_string(),
+            "update_namespace_properties",
+        ))
+    }
+
+    /// Drops an empty namespace.
+    ///
+    /// # Errors
+    /// A missing namespace, or one that still holds tables; unsupported by default.
+    async fn drop_namespace(&self, namespace: &NamespaceIdent) -> Result<()> {
+        Err(unsupported(self, &namespace.to_string(), "drop_namespace"))
+    }
+
+    /// Deletes every file `table`'s metadata reaches: data files, manifests, manifest lists,
+    /// the metadata files of its log and the current one. Best effort after the listing.
+    ///
+    /// # Errors
+    /// When a manifest list or manifest cannot be read or decoded.
+    async fn purge_table_files(&self, table: &Table) -> Result<()> {
+        let io = self.io();
+        let meta = &table.metadata;
+        let mut files: BTreeSet<String> = BTreeSet::new();
+        let mut manifests = BTreeSet::new();
+        for snapshot in &meta.snapshots {
+            if let Some(list) = &snapshot.manifest_list {
+                for m in read_manifest_list(io, Some(list)).await? {
+                    manifests.insert(m.manifest_path);
+                }
+                files.insert(list.clone());
+            }
+            manifests.extend(snapshot.manifests.iter().flatten().cloned());
+        }
+        for path in manifests {
+            match io.read(&path).await {
+                Ok(bytes) => {
+                    let decoded = decode_manifest(&path, &bytes)?;
+                    files.extend(decoded.entries.into_iter().map(|e| e.data_file.file_path));
+                }
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e.into()),
+            }
+            files.insert(path);
+        }
+        files.extend(meta.metadata_log.iter().map(|e| e.metadata_file.clone()));
+        files.extend(table.metadata_location.clone());
+        // Best effort: a file left behind is unreachable once the table is dropped.
+        let _ = io.delete_many(files.into_iter().collect()).await;
+        Ok(())
+    }
 }
 
 /// A catalog that keeps pointers in memory; metadata files go through its [`FileIo`].
+///
+/// Namespaces are implicit: one exists when created or when a table lies in or below it, so
+/// tables may be created without creating their namespace first.
 #[derive(Debug, Clone)]
 pub struct InMemoryCatalog {
     io: FileIo,
     env: Arc<dyn Environment>,
-    pointers: Arc<Mutex<HashMap<TableIdent, String>>>,
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    pointers: HashMap<TableIdent, String>,
+    namespaces: BTreeMap<NamespaceIdent, BTreeMap<String, String>>,
+}
+
+impl State {
+    fn namespace_exists(&self, ns: &NamespaceIdent) -> bool {
+        self.namespaces.keys().any(|n| n.starts_with(ns))
+            || self
+                .pointers
+                .keys()
+                .any(|t| t.namespace.starts_with(ns.levels()))
+    }
 }
 
 impl InMemoryCatalog {
@@ -91,16 +363,19 @@ impl InMemoryCatalog {
         Self {
             io,
             env,
-            pointers: Arc::new(Mutex::new(HashMap::new())),
+            state: Arc::new(Mutex::new(State::default())),
         }
     }
 
-    fn pointer(&self, ident: &TableIdent) -> Result<Option<String>> {
-        let map = self.pointers.lock().map_err(|_| Error::Catalog {
-            table: ident.to_string(),
+    fn state(&self, what: &dyn fmt::Display) -> Result<MutexGuard<'_, State>> {
+        self.state.lock().map_err(|_| Error::Catalog {
+            table: what.to_string(),
             reason: "catalog lock poisoned".into(),
-        })?;
-        Ok(map.get(ident).cloned())
+        })
+    }
+
+    fn pointer(&self, ident: &TableIdent) -> Result<Option<String>> {
+        Ok(self.state(ident)?.pointers.get(ident).cloned())
     }
 }
 
@@ -121,16 +396,13 @@ impl Catalog for InMemoryCatalog {
         }
         let table = create_table(&self.io, creation, self.env.as_ref()).await?;
         let loc = table.metadata_location.clone().unwrap_or_default();
-        let mut map = self.pointers.lock().map_err(|_| Error::Catalog {
-            table: ident.to_string(),
-            reason: "catalog lock poisoned".into(),
-        })?;
-        if map.contains_key(ident) {
+        let mut state = self.state(ident)?;
+        if state.pointers.contains_key(ident) {
             return Err(Error::TableAlreadyExists {
                 table: ident.to_string(),
             });
         }
-        map.insert(ident.clone(), loc);
+        state.pointers.insert(ident.clone(), loc);
         Ok(table)
     }
 
@@ -148,13 +420,10 @@ impl Catalog for InMemoryCatalog {
         )
         .await?;
         let swapped = {
-            let mut map = self.pointers.lock().map_err(|_| Error::Catalog {
-                table: ident.to_string(),
-                reason: "catalog lock poisoned".into(),
-            })?;
-            let current = map.get(ident).cloned();
+            let mut state = self.state(ident)?;
+            let current = state.pointers.get(ident).cloned();
             if current.as_deref() == Some(base_location) {
-                map.insert(ident.clone(), new_location.clone());
+                state.pointers.insert(ident.clone(), new_location.clone());
                 Ok(())
             } else {
                 Err(current)
@@ -176,5 +445,238 @@ impl Catalog for InMemoryCatalog {
 
     fn io(&self) -> &FileIo {
         &self.io
+    }
+
+    async fn list_tables(&self, namespace: &NamespaceIdent) -> Result<Vec<TableIdent>> {
+        let state = self.state(namespace)?;
+        if !state.namespace_exists(namespace) {
+            return Err(no_such_namespace(namespace));
+        }
+        let mut tables: Vec<TableIdent> = state
+            .pointers
+            .keys()
+            .filter(|t| t.namespace == namespace.levels())
+            .cloned()
+            .collect();
+        tables.sort();
+        Ok(tables)
+    }
+
+    async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
+        let table = if purge {
+            Some(self.load_table(ident).await?)
+        } else {
+            None
+        };
+        let removed = self.state(ident)?.pointers.remove(ident);
+        if removed.is_none() {
+            return Err(Error::NoSuchTable {
+                table: ident.to_string(),
+            });
+        }
+        match table {
+            Some(t) => self.purge_table_files(&t).await,
+            None => Ok(()),
+        }
+    }
+
+    async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        let mut state = self.state(from)?;
+        if state.pointers.contains_key(to) {
+            return Err(Error::TableAlreadyExists {
+                table: to.to_string(),
+            });
+        }
+        let loc = state
+            .pointers
+            .remove(from)
+            .ok_or_else(|| Error::NoSuchTable {
+                table: from.to_string(),
+            })?;
+        state.pointers.insert(to.clone(), loc);
+        Ok(())
+    }
+
+    async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
+        let table = Table::load(&self.io, metadata_location).await?;
+        let mut state = self.state(ident)?;
+        if state.pointers.contains_key(ident) {
+            return Err(Error::TableAlreadyExists {
+                table: ident.to_string(),
+            });
+        }
+        state
+            .pointers
+            .insert(ident.clone(), metadata_location.to_string());
+        Ok(table)
+    }
+
+    async fn create_namespace(
+        &self,
+        namespace: &NamespaceIdent,
+        properties: BTreeMap<String, String>,
+    ) -> Result<()> {
+        let mut state = self.state(namespace)?;
+        if state.namespace_exists(namespace) {
+            return Err(namespace_already_exists(namespace));
+        }
+        state.namespaces.insert(namespace.clone(), properties);
+        Ok(())
+    }
+
+    async fn list_namespaces(
+        &self,
+        parent: Option<&NamespaceIdent>,
+    ) -> Result<Vec<NamespaceIdent>> {
+        let state = self.state(&parent.map(ToString::to_string).unwrap_or_default())?;
+        let prefix: &[String] = parent.map(NamespaceIdent::levels).unwrap_or_default();
+        if let Some(p) = parent {
+            if !state.namespace_exists(p) {
+                return Err(no_such_namespace(p));
+            }
+        }
+        let all = state
+            .namespaces
+            .keys()
+            .map(NamespaceIdent::levels)
+            .chain(state.pointers.keys().map(|t| t.namespace.as_slice()));
+        let children: BTreeSet<NamespaceIdent> = all
+            .filter(|levels| levels.len() > prefix.len() && levels.starts_with(prefix))
+            .map(|levels| NamespaceIdent(levels[..=prefix.len()].to_vec()))
+            .collect();
+        Ok(children.into_iter().collect())
+    }
+
+    async fn namespace_properties(
+        &self,
+        namespace: &NamespaceIdent,
+    ) -> Result<BTreeMap<String, String>> {
+        let state = self.state(namespace)?;
+        if !state.namespace_exists(namespace) {
+            return Err(no_such_namespace(namespace));
+        }
+        Ok(state.namespaces.get(namespace).cloned().unwrap_or_default())
+    }
+
+    async fn update_namespace_properties(
+        &self,
+        namespace: &NamespaceIdent,
+        removals: &[String],
+        updates: BTreeMap<String, String>,
+    ) -> Result<()> {
+        let mut state = self.state(namespace)?;
+        if !state.namespace_exists(namespace) {
+            return Err(no_such_namespace(namespace));
+        }
+        let props = state.namespaces.entry(namespace.clone()).or_default();
+        for key in removals {
+            props.remove(key);
+        }
+        props.extend(updates);
+        Ok(())
+    }
+
+    async fn drop_namespace(&self, namespace: &NamespaceIdent) -> Result<()> {
+        let mut state = self.state(namespace)?;
+        if !state.namespace_exists(namespace) {
+            return Err(no_such_namespace(namespace));
+        }
+        let tables = state
+            .pointers
+            .keys()
+            .filter(|t| t.namespace == namespace.levels())
+            .count();
+        if tables > 0 {
+            return Err(namespace_not_empty(namespace, tables));
+        }
+        state.namespaces.remove(namespace);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::env::DeterministicEnvironment;
+    use iceberg_spec::{NestedField, PrimitiveType, Schema};
+
+    fn ns(s: &str) -> NamespaceIdent {
+        NamespaceIdent::parse(s).unwrap()
+    }
+
+    #[tokio::test]
+    async fn in_memory_namespaces_and_tables() {
+        let env = Arc::new(DeterministicEnvironment::new(0, 1, 3));
+        let catalog = InMemoryCatalog::new(FileIo::memory(), env);
+        let schema =
+            Schema::new(0, vec![NestedField::required(1, "a", PrimitiveType::Int)]).unwrap();
+        catalog
+            .create_namespace(&ns("db"), [("owner".into(), "me".into())].into())
+            .await
+            .unwrap();
+        assert!(
+            catalog
+                .create_namespace(&ns("db"), BTreeMap::new())
+                .await
+                .is_err()
+        );
+        let t = TableIdent::parse("db.inner.t").unwrap();
+        catalog
+            .create_table(&t, TableCreation::new("memory://wh/db/inner/t", schema))
+            .await
+            .unwrap();
+        assert_eq!(catalog.list_namespaces(None).await.unwrap(), [ns("db")]);
+        assert_eq!(
+            catalog.list_namespaces(Some(&ns("db"))).await.unwrap(),
+            [ns("db.inner")]
+        );
+        assert!(catalog.namespace_exists(&ns("db.inner")).await.unwrap());
+        assert!(!catalog.namespace_exists(&ns("other")).await.unwrap());
+        assert_eq!(
+            catalog.list_tables(&ns("db.inner")).await.unwrap(),
+            [t.clone()]
+        );
+        catalog
+            .update_namespace_properties(
+                &ns("db"),
+                &["owner".into()],
+                [("k".into(), "v".into())].into(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            catalog.namespace_properties(&ns("db")).await.unwrap(),
+            [("k".to_string(), "v".to_string())].into()
+        );
+        let err = catalog.drop_namespace(&ns("db.inner")).await.unwrap_err();
+        assert!(err.to_string().contains("not empty"), "{err}");
+
+        let moved = TableIdent::parse("db.t2").unwrap();
+        catalog.rename_table(&t, &moved).await.unwrap();
+        assert!(!catalog.table_exists(&t).await.unwrap());
+        let loaded = catalog.load_table(&moved).await.unwrap();
+        let again = TableIdent::parse("db.t3").unwrap();
+        let loc = loaded.metadata_location.clone().unwrap();
+        catalog.register_table(&again, &loc).await.unwrap();
+        assert!(catalog.register_table(&again, &loc).await.is_err());
+        catalog.drop_table(&again, false).await.unwrap();
+        assert!(catalog.io().exists(&loc).await.unwrap());
+        catalog.drop_table(&moved, true).await.unwrap();
+        assert!(!catalog.io().exists(&loc).await.unwrap());
+        assert!(
+            catalog
+                .drop_table(&moved, false)
+                .await
+                .unwrap_err()
+                .is_not_found()
+        );
+        assert!(
+            catalog
+                .list_tables(&ns("nope"))
+                .await
+                .unwrap_err()
+                .is_not_found()
+        );
     }
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use iceberg_spec::{DataFile, TableProperties};
 
-use crate::append::{AppendResult, PendingAppend, prepare_append};
+use crate::append::{AppendMode, AppendResult, PendingAppend, start_append};
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
 use crate::error::{Error, Result};
@@ -32,7 +32,8 @@ pub struct CommitOutcome {
     pub added_records: i64,
 }
 
-/// Appends `data_files` to `ident` through `catalog` (fast append), retrying on conflicts.
+/// Appends `data_files` to `ident` through `catalog`, retrying on conflicts; merges small
+/// manifests when the table enables `commit.manifest-merge.enabled` (Java's default).
 ///
 /// # Errors
 /// [`Error::CommitFailed`] when retries ran out or a definite error occurred (the manifests
@@ -45,22 +46,69 @@ pub async fn commit_append(
     extra_summary: BTreeMap<String, String>,
     env: &dyn Environment,
 ) -> Result<CommitOutcome> {
+    commit_append_with_mode(catalog, ident, data_files, extra_summary, None, env).await
+}
+
+/// As [`commit_append`], always a fast append (no manifest merging): the cheapest commit.
+///
+/// # Errors
+/// As [`commit_append`].
+pub async fn commit_fast_append(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    data_files: Vec<DataFile>,
+    extra_summary: BTreeMap<String, String>,
+    env: &dyn Environment,
+) -> Result<CommitOutcome> {
+    commit_append_with_mode(
+        catalog,
+        ident,
+        data_files,
+        extra_summary,
+        Some(AppendMode::Fast),
+        env,
+    )
+    .await
+}
+
+/// As [`commit_append`] with an explicit mode (`None`: from the table's properties).
+///
+/// # Errors
+/// As [`commit_append`].
+pub async fn commit_append_with_mode(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    data_files: Vec<DataFile>,
+    extra_summary: BTreeMap<String, String>,
+    mode: Option<AppendMode>,
+    env: &dyn Environment,
+) -> Result<CommitOutcome> {
     let io = catalog.io().clone();
     let mut base = catalog.load_table(ident).await?;
-    let retry = TableProperties::parse(&base.metadata.properties)?.commit_retry;
-    let first = prepare_append(&io, &base, data_files, extra_summary.clone(), env).await?;
-    let pending = PendingAppend {
-        snapshot_id: first.snapshot_id,
-        commit_uuid: first.commit_uuid,
-        data_files: first.data_files.clone(),
-        new_manifests: first.new_manifests.clone(),
-        extra_summary,
-        branch: iceberg_spec::snapshot::MAIN_BRANCH.to_string(),
-    };
+    let props = TableProperties::parse(&base.metadata.properties)?;
+    let retry = props.commit_retry;
+    let mode = mode.unwrap_or_else(|| AppendMode::from_properties(&props));
+    let (mut pending, first) =
+        start_append(&io, &base, data_files, extra_summary, mode, env).await?;
     let started = Instant::now();
     let mut lists = vec![first.manifest_list.clone()];
     let mut result: AppendResult = first;
     let mut attempt = 1u32;
+    // Everything this commit wrote except the final manifest list and the manifests it lists.
+    let written = |pending: &PendingAppend, lists: &[String], keep: &[String]| -> Vec<String> {
+        lists
+            .iter()
+            .cloned()
+            .chain(
+                pending
+                    .new_manifests
+                    .iter()
+                    .map(|m| m.manifest_path.clone()),
+            )
+            .chain(pending.merged.values().map(|m| m.manifest_path.clone()))
+            .filter(|p| !keep.contains(p))
+            .collect()
+    };
     loop {
         let base_location = base.metadata_location.clone().unwrap_or_default();
         match catalog
@@ -68,8 +116,9 @@ pub async fn commit_append(
             .await
         {
             Ok(location) => {
-                lists.pop();
-                cleanup(&io, lists).await;
+                let mut keep = result.manifest_paths.clone();
+                keep.push(result.manifest_list.clone());
+                cleanup(&io, written(&pending, &lists, &keep)).await;
                 return Ok(CommitOutcome {
                     snapshot_id: result.snapshot_id,
                     metadata_location: location,
@@ -81,27 +130,19 @@ pub async fn commit_append(
                 let out_of_time =
                     started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
                 if attempt > retry.num_retries || out_of_time {
-                    let reason = format!("retries exhausted: {e}");
-                    let mut files = lists;
-                    files.extend(
-                        pending
-                            .new_manifests
-                            .iter()
-                            .map(|m| m.manifest_path.clone()),
-                    );
-                    cleanup(&io, files).await;
+                    cleanup(&io, written(&pending, &lists, &[])).await;
                     return Err(Error::CommitFailed {
                         table: ident.to_string(),
                         snapshot_id: pending.snapshot_id,
                         attempts: attempt,
-                        reason,
+                        reason: format!("retries exhausted: {e}"),
                     });
                 }
                 tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env))
                     .await;
                 base = catalog.load_table(ident).await?;
                 if base.metadata.snapshot_by_id(pending.snapshot_id).is_some() {
-                    // An earlier attempt landed; its answer was lost.
+                    // An earlier attempt landed; its answer was lost. Keep everything it listed.
                     return Ok(CommitOutcome {
                         snapshot_id: pending.snapshot_id,
                         metadata_location: base.metadata_location.clone().unwrap_or_default(),
@@ -115,14 +156,7 @@ pub async fn commit_append(
             }
             Err(e) if e.is_commit_state_unknown() => return Err(e),
             Err(e) => {
-                let mut files = lists;
-                files.extend(
-                    pending
-                        .new_manifests
-                        .iter()
-                        .map(|m| m.manifest_path.clone()),
-                );
-                cleanup(&io, files).await;
+                cleanup(&io, written(&pending, &lists, &[])).await;
                 return Err(Error::CommitFailed {
                     table: ident.to_string(),
                     snapshot_id: pending.snapshot_id,

@@ -7,6 +7,7 @@
 //! Module map:
 //! - [`env`]: injectable clock and UUID source.
 //! - [`manifest`], [`manifest_list`]: the Avro files a commit writes.
+//! - [`merge`]: merge append, folding small manifests as Java does.
 //! - [`plan`]: the pure plan of one attempt (sequence numbers, row lineage, summary, metadata).
 //! - [`append`]: [`prepare_append`] writes manifests and a manifest list, commits nothing.
 //! - [`table`]: loading, creating and naming metadata files.
@@ -48,13 +49,17 @@ pub mod env;
 pub mod error;
 pub mod manifest;
 pub mod manifest_list;
+pub mod merge;
 pub mod plan;
 pub mod summary;
 pub mod table;
 
-pub use append::{AppendResult, OP_APPEND, prepare_append, read_manifest_list};
+pub use append::{
+    AppendMode, AppendResult, OP_APPEND, prepare_append, prepare_append_with_mode,
+    read_manifest_list,
+};
 pub use catalog::{Catalog, InMemoryCatalog, TableIdent};
-pub use commit::{CommitOutcome, commit_append};
+pub use commit::{CommitOutcome, commit_append, commit_append_with_mode, commit_fast_append};
 pub use env::{DeterministicEnvironment, Environment, SystemEnvironment};
 pub use error::{Error, Result};
 pub use summary::{ICEBERG_VERSION_KEY, LIBRARY_VERSION};

@@ -44,9 +44,10 @@ pub fn encode_manifest_list(
         meta.push(("sequence-number", header.sequence_number.to_string()));
     }
     if header.version >= FormatVersion::V3
-        && let Some(first) = header.first_row_id {
-            meta.push(("first-row-id", first.to_string()));
-        }
+        && let Some(first) = header.first_row_id
+    {
+        meta.push(("first-row-id", first.to_string()));
+    }
     meta.push(("format-version", header.version.number().to_string()));
     let schema = avro::schema::manifest_list_schema(header.version);
     let rows = manifests

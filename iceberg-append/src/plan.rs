@@ -25,6 +25,8 @@ pub struct AttemptInputs<'a> {
     pub new_manifests: &'a [ManifestFile],
     /// Manifests of the base's branch head, carried by reference.
     pub parent_manifests: &'a [ManifestFile],
+    /// Parent manifests that a merge replaced.
+    pub manifests_replaced: usize,
     /// Counts of the files this append adds.
     pub added: &'a AddedCounts,
     /// Caller's summary keys.
@@ -102,7 +104,7 @@ pub fn plan_fast_append(base: &TableMetadata, inputs: &AttemptInputs<'_>) -> Res
         parent,
         inputs.new_manifests.len(),
         inputs.parent_manifests.len(),
-        0,
+        inputs.manifests_replaced,
         props.partition_summary_limit,
         inputs.extra_summary,
     );

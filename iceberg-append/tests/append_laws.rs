@@ -4,11 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use async_trait::async_trait;
+use iceberg_append::manifest::decode_manifest;
+use iceberg_append::merge::inherit;
 use iceberg_append::{
     Catalog, DeterministicEnvironment, InMemoryCatalog, Result, Table, TableCreation, TableIdent,
     commit_append, read_manifest_list,
@@ -89,6 +91,10 @@ fn file(name: &str, rows: i64) -> DataFile {
 }
 
 async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {
+    run_with(version, ops, &[]).await;
+}
+
+async fn run_with(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>, props: &[(&str, &str)]) {
     let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 7, 99));
     let io = FileIo::memory();
     let catalog = FaultyCatalog {
@@ -168,22 +174,60 @@ async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {
         assert_eq!(summary.get_i64("total-records"), Some(expected_rows));
         assert_eq!(summary.get_i64("total-data-files"), Some(expected_files));
     }
-    // Every manifest ever listed by a parent is still listed by its child.
+    // Every file live in a parent is live in its child with what it inherited unchanged
+    // (merges rewrite manifests, never a file's snapshot id, sequence number or row id);
+    // without merges every parent manifest is still listed.
     let io = catalog.io();
-    let mut previous: Option<HashSet<String>> = None;
+    let merging = !props.is_empty();
+    let mut previous: Option<(
+        HashSet<String>,
+        HashMap<String, (i64, i64, Option<i64>, i64)>,
+    )> = None;
     for s in chain.iter().rev() {
         let list = read_manifest_list(io, s.manifest_list.as_deref())
             .await
             .unwrap();
         let paths: HashSet<String> = list.iter().map(|m| m.manifest_path.clone()).collect();
-        if let Some(prev) = &previous {
-            assert!(
-                prev.is_subset(&paths),
-                "snapshot {} dropped a parent manifest",
-                s.snapshot_id
-            );
+        let mut files = HashMap::new();
+        for m in &list {
+            let bytes = io.read(&m.manifest_path).await.unwrap();
+            let entries = decode_manifest(&m.manifest_path, &bytes).unwrap().entries;
+            for e in inherit(m, entries) {
+                if e.status.is_live() {
+                    let v = (
+                        e.snapshot_id.unwrap(),
+                        e.sequence_number.unwrap(),
+                        e.data_file.first_row_id,
+                        e.data_file.record_count,
+                    );
+                    assert!(
+                        files.insert(e.data_file.file_path.clone(), v).is_none(),
+                        "file listed twice"
+                    );
+                }
+            }
         }
-        let rows: i64 = list.iter().map(|m| m.added_rows_count.unwrap_or(0)).sum();
+        if let Some((prev_paths, prev_files)) = &previous {
+            if !merging {
+                assert!(
+                    prev_paths.is_subset(&paths),
+                    "snapshot {} dropped a parent manifest",
+                    s.snapshot_id
+                );
+            }
+            for (path, v) in prev_files {
+                assert_eq!(
+                    files.get(path),
+                    Some(v),
+                    "{path} changed or vanished in snapshot {}",
+                    s.snapshot_id
+                );
+            }
+        }
+        let rows: i64 = list
+            .iter()
+            .map(|m| m.added_rows_count.unwrap_or(0) + m.existing_rows_count.unwrap_or(0))
+            .sum();
         assert_eq!(
             Some(rows),
             s.summary.as_ref().unwrap().get_i64("total-records")
@@ -208,13 +252,28 @@ async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {
                     .last()
                     .is_none_or(|r| r.1 <= meta.next_row_id.unwrap())
             );
+            // And no two live files share a row id.
+            let mut file_ranges: Vec<(i64, i64)> = files
+                .values()
+                .map(|(_, _, first, rows)| {
+                    let first = first.expect("v3 live file without a row id");
+                    (first, first + rows)
+                })
+                .collect();
+            file_ranges.sort();
+            for w in file_ranges.windows(2) {
+                assert!(w[0].1 <= w[1].0, "files share row ids: {file_ranges:?}");
+            }
         }
-        previous = Some(paths);
+        previous = Some((paths, files));
     }
-    if version == FormatVersion::V3 {
+    if version == FormatVersion::V3 && !merging {
         assert_eq!(meta.next_row_id, Some(expected_rows));
     }
 }
+
+/// Merge whenever two manifests share a bin.
+const MERGE_EAGERLY: &[(&str, &str)] = &[("commit.manifest.min-count-to-merge", "2")];
 
 fn ops() -> impl Strategy<Value = Vec<(u8, Vec<i64>)>> {
     prop::collection::vec((0u8..3, prop::collection::vec(1i64..50, 1..4)), 1..6)
@@ -231,6 +290,18 @@ proptest! {
     #[test]
     fn laws_hold_v2(ops in ops()) {
         tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(run(FormatVersion::V2, ops));
+    }
+
+    #[test]
+    fn laws_hold_with_merges_v2(ops in ops()) {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+            .block_on(run_with(FormatVersion::V2, ops, MERGE_EAGERLY));
+    }
+
+    #[test]
+    fn laws_hold_with_merges_v3(ops in ops()) {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+            .block_on(run_with(FormatVersion::V3, ops, MERGE_EAGERLY));
     }
 
     #[test]

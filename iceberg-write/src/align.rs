@@ -8,14 +8,19 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Time64MicrosecondType, TimestampMicrosecondType, TimestampNanosecondType};
-use arrow_array::{Array, ArrayRef, ListArray, MapArray, PrimitiveArray, RecordBatch, RecordBatchOptions, StructArray, new_null_array};
+use arrow_array::types::{
+    Time64MicrosecondType, TimestampMicrosecondType, TimestampNanosecondType,
+};
+use arrow_array::{
+    Array, ArrayRef, ListArray, MapArray, PrimitiveArray, RecordBatch, RecordBatchOptions,
+    StructArray, new_null_array,
+};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, FieldRef, Fields, SchemaRef, TimeUnit};
 use iceberg_spec::types::{NestedField, PrimitiveType, Type};
 
-use crate::to_arrow::{field_id_of, full_name};
 use crate::error::{Error, Result};
+use crate::to_arrow::{field_id_of, full_name};
 
 /// `batch` at the table's schema: `target` must be `arrow_schema(schema)` of the same schema
 /// as `fields` (the table's top-level fields).
@@ -23,7 +28,11 @@ use crate::error::{Error, Result};
 /// # Errors
 /// [`Error::MissingColumn`], [`Error::UnexpectedColumn`], [`Error::TypeMismatch`],
 /// [`Error::NullInRequiredColumn`], naming the column.
-pub(crate) fn align_batch(batch: &RecordBatch, fields: &[NestedField], target: &SchemaRef) -> Result<RecordBatch> {
+pub(crate) fn align_batch(
+    batch: &RecordBatch,
+    fields: &[NestedField],
+    target: &SchemaRef,
+) -> Result<RecordBatch> {
     let columns = align_struct(
         batch.schema().fields(),
         batch.columns(),
@@ -34,7 +43,8 @@ pub(crate) fn align_batch(batch: &RecordBatch, fields: &[NestedField], target: &
         batch.num_rows(),
     )?;
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    RecordBatch::try_new_with_options(target.clone(), columns, &options).map_err(|e| Error::arrow("<batch>", e))
+    RecordBatch::try_new_with_options(target.clone(), columns, &options)
+        .map_err(|e| Error::arrow("<batch>", e))
 }
 
 /// Aligns the children of one struct level. `parent_valid` is where the enclosing struct
@@ -52,7 +62,8 @@ fn align_struct(
     let mut source_of: Vec<Option<usize>> = vec![None; fields.len()];
     for (si, sf) in src_fields.iter().enumerate() {
         let by_name = fields.iter().position(|f| f.name == *sf.name());
-        let pos = by_name.or_else(|| field_id_of(sf).and_then(|id| fields.iter().position(|f| f.id == id)));
+        let pos = by_name
+            .or_else(|| field_id_of(sf).and_then(|id| fields.iter().position(|f| f.id == id)));
         match pos {
             Some(p) if source_of[p].is_none() => source_of[p] = Some(si),
             _ => {
@@ -69,7 +80,9 @@ fn align_struct(
             continue;
         }
         let Some(tf) = target_iter.next() else {
-            return Err(Error::MissingColumn { name: full_name(prefix, &f.name) });
+            return Err(Error::MissingColumn {
+                name: full_name(prefix, &f.name),
+            });
         };
         let full = full_name(prefix, &f.name);
         let array = match src {
@@ -102,24 +115,41 @@ fn align_array(
         return Ok(new_null_array(target.data_type(), src.len()));
     }
     match (&field.field_type, target.data_type()) {
-        (Type::Primitive(p), to) => cast_primitive(src, p, to, full).and_then(|a| a.ok_or_else(mismatch)),
+        (Type::Primitive(p), to) => {
+            cast_primitive(src, p, to, full).and_then(|a| a.ok_or_else(mismatch))
+        }
         (Type::Struct(s), DataType::Struct(target_children)) => {
             let DataType::Struct(src_children) = src.data_type() else {
                 return Err(mismatch());
             };
             let st = src.as_struct();
             let valid = NullBuffer::union(parent_valid, st.nulls());
-            let children = align_struct(src_children, st.columns(), &s.fields, target_children, full, valid.as_ref(), st.len())?;
-            let array = StructArray::try_new(target_children.clone(), children, st.nulls().cloned())
-                .map_err(|e| Error::arrow(full, e))?;
+            let children = align_struct(
+                src_children,
+                st.columns(),
+                &s.fields,
+                target_children,
+                full,
+                valid.as_ref(),
+                st.len(),
+            )?;
+            let array =
+                StructArray::try_new(target_children.clone(), children, st.nulls().cloned())
+                    .map_err(|e| Error::arrow(full, e))?;
             Ok(Arc::new(array))
         }
         (Type::List(l), DataType::List(target_elem)) => {
             let list: ListArray = match src.data_type() {
                 DataType::List(_) => src.as_list::<i32>().clone(),
-                DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) | DataType::LargeListView(f) => {
+                DataType::LargeList(f)
+                | DataType::FixedSizeList(f, _)
+                | DataType::ListView(f)
+                | DataType::LargeListView(f) => {
                     let to = DataType::List(f.clone());
-                    arrow_cast::cast(src, &to).map_err(|e| Error::arrow(full, e))?.as_list::<i32>().clone()
+                    arrow_cast::cast(src, &to)
+                        .map_err(|e| Error::arrow(full, e))?
+                        .as_list::<i32>()
+                        .clone()
                 }
                 _ => return Err(mismatch()),
             };
@@ -128,7 +158,8 @@ fn align_array(
             let values = visible_slice(&values, offsets.first(), offsets.last());
             let values = align_array(&values, &l.element_field, target_elem, &elem_name, None)?;
             let offsets = rebase(offsets);
-            let array = ListArray::try_new(target_elem.clone(), offsets, values, nulls).map_err(|e| Error::arrow(full, e))?;
+            let array = ListArray::try_new(target_elem.clone(), offsets, values, nulls)
+                .map_err(|e| Error::arrow(full, e))?;
             Ok(Arc::new(array))
         }
         (Type::Map(m), DataType::Map(target_entries, sorted)) => {
@@ -140,13 +171,36 @@ fn align_array(
             };
             let map = src.as_map().clone();
             let (_, offsets, entries, nulls, _) = map.into_parts();
-            let entries = visible_slice(&(Arc::new(entries) as ArrayRef), offsets.first(), offsets.last());
+            let entries = visible_slice(
+                &(Arc::new(entries) as ArrayRef),
+                offsets.first(),
+                offsets.last(),
+            );
             let entries = entries.as_struct();
-            let key = align_array(entries.column(0), &m.key_field, &target_kv[0], &full_name(full, "key"), None)?;
-            let value = align_array(entries.column(1), &m.value_field, &target_kv[1], &full_name(full, "value"), None)?;
-            let entries = StructArray::try_new(target_kv.clone(), vec![key, value], None).map_err(|e| Error::arrow(full, e))?;
-            let array = MapArray::try_new(target_entries.clone(), rebase(offsets), entries, nulls, *sorted)
+            let key = align_array(
+                entries.column(0),
+                &m.key_field,
+                &target_kv[0],
+                &full_name(full, "key"),
+                None,
+            )?;
+            let value = align_array(
+                entries.column(1),
+                &m.value_field,
+                &target_kv[1],
+                &full_name(full, "value"),
+                None,
+            )?;
+            let entries = StructArray::try_new(target_kv.clone(), vec![key, value], None)
                 .map_err(|e| Error::arrow(full, e))?;
+            let array = MapArray::try_new(
+                target_entries.clone(),
+                rebase(offsets),
+                entries,
+                nulls,
+                *sorted,
+            )
+            .map_err(|e| Error::arrow(full, e))?;
             Ok(Arc::new(array))
         }
         _ => Err(mismatch()),
@@ -189,7 +243,12 @@ fn check_required(src: &ArrayRef, full: &str, parent_valid: Option<&NullBuffer>)
 }
 
 /// `src` cast to `to`, or `None` when Iceberg does not allow writing that Arrow type as `p`.
-fn cast_primitive(src: &ArrayRef, p: &PrimitiveType, to: &DataType, full: &str) -> Result<Option<ArrayRef>> {
+fn cast_primitive(
+    src: &ArrayRef,
+    p: &PrimitiveType,
+    to: &DataType,
+    full: &str,
+) -> Result<Option<ArrayRef>> {
     let from = match src.data_type() {
         DataType::Dictionary(_, v) => v.as_ref(),
         other => other,
@@ -207,7 +266,10 @@ fn cast_primitive(src: &ArrayRef, p: &PrimitiveType, to: &DataType, full: &str) 
     };
     // Lossy unit reductions floor (as the time transforms do) instead of truncating to zero.
     let floored = match (src.data_type(), to) {
-        (DataType::Timestamp(TimeUnit::Nanosecond, _), DataType::Timestamp(TimeUnit::Microsecond, tz)) => {
+        (
+            DataType::Timestamp(TimeUnit::Nanosecond, _),
+            DataType::Timestamp(TimeUnit::Microsecond, tz),
+        ) => {
             let v = src.as_primitive::<TimestampNanosecondType>();
             let out: PrimitiveArray<TimestampMicrosecondType> = v.unary(|x| x.div_euclid(1000));
             Some(Arc::new(out.with_timezone_opt(tz.clone())) as ArrayRef)
@@ -222,7 +284,9 @@ fn cast_primitive(src: &ArrayRef, p: &PrimitiveType, to: &DataType, full: &str) 
     if let Some(a) = floored {
         return Ok(Some(a));
     }
-    arrow_cast::cast(&src, to).map(Some).map_err(|e| Error::arrow(full, e))
+    arrow_cast::cast(&src, to)
+        .map(Some)
+        .map_err(|e| Error::arrow(full, e))
 }
 
 /// Whether Arrow values of type `from` may be written to an Iceberg `p` column.
@@ -232,11 +296,17 @@ fn allowed(from: &DataType, p: &PrimitiveType) -> bool {
     match p {
         P::Boolean => matches!(from, D::Boolean),
         P::Int => matches!(from, D::Int8 | D::Int16 | D::Int32 | D::UInt8 | D::UInt16),
-        P::Long => matches!(from, D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::UInt8 | D::UInt16 | D::UInt32),
+        P::Long => matches!(
+            from,
+            D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::UInt8 | D::UInt16 | D::UInt32
+        ),
         P::Float => matches!(from, D::Float16 | D::Float32),
         P::Double => matches!(from, D::Float16 | D::Float32 | D::Float64),
         P::Decimal { precision, scale } => match from {
-            D::Decimal32(fp, fs) | D::Decimal64(fp, fs) | D::Decimal128(fp, fs) | D::Decimal256(fp, fs) => {
+            D::Decimal32(fp, fs)
+            | D::Decimal64(fp, fs)
+            | D::Decimal128(fp, fs)
+            | D::Decimal256(fp, fs) => {
                 u32::from(*fp) <= *precision && i64::from(*fs) == i64::from(*scale)
             }
             _ => false,
@@ -247,7 +317,9 @@ fn allowed(from: &DataType, p: &PrimitiveType) -> bool {
         P::Timestamptz | P::TimestamptzNs => matches!(from, D::Timestamp(_, Some(_))),
         P::String => matches!(from, D::Utf8 | D::LargeUtf8 | D::Utf8View),
         P::Uuid => matches!(from, D::FixedSizeBinary(16)),
-        P::Fixed(len) => matches!(from, D::FixedSizeBinary(l) if i64::from(*l) == i64::try_from(*len).unwrap_or(-1)),
+        P::Fixed(len) => {
+            matches!(from, D::FixedSizeBinary(l) if i64::from(*l) == i64::try_from(*len).unwrap_or(-1))
+        }
         P::Binary => matches!(from, D::Binary | D::LargeBinary | D::BinaryView),
         P::Unknown => matches!(from, D::Null),
         P::Variant | P::Geometry { .. } | P::Geography { .. } => false,
@@ -260,9 +332,9 @@ mod tests {
     use std::collections::HashMap;
 
     use arrow_array::{Float32Array, Int32Array, StringArray, TimestampNanosecondArray};
-    use arrow_schema::Schema as ArrowSchema;
-    use iceberg_spec::types::StructType;
+    use arrow_schema::{Field, Schema as ArrowSchema};
     use iceberg_spec::Schema;
+    use iceberg_spec::types::StructType;
 
     use super::*;
     use crate::to_arrow::arrow_schema;
@@ -278,7 +350,11 @@ mod tests {
                 NestedField::optional(
                     5,
                     "s",
-                    Type::Struct(StructType::new(vec![NestedField::required(6, "x", PrimitiveType::Int)])),
+                    Type::Struct(StructType::new(vec![NestedField::required(
+                        6,
+                        "x",
+                        PrimitiveType::Int,
+                    )])),
                 ),
             ],
         )
@@ -313,7 +389,12 @@ mod tests {
         assert_eq!(out.num_columns(), 5);
         assert_eq!(out.column(0).data_type(), &DataType::Int64);
         assert_eq!(out.column(1).null_count(), 2);
-        assert_eq!(out.column(2).as_primitive::<arrow_array::types::Float64Type>().value(1), 2.5);
+        assert_eq!(
+            out.column(2)
+                .as_primitive::<arrow_array::types::Float64Type>()
+                .value(1),
+            2.5
+        );
         let ts = out.column(3).as_primitive::<TimestampMicrosecondType>();
         assert_eq!((ts.value(0), ts.value(1)), (-1, 1));
         assert_eq!(out.column(4).null_count(), 2);
@@ -327,7 +408,10 @@ mod tests {
                 Field::new("id", DataType::Int64, false),
                 Field::new("renamed", DataType::Utf8, true).with_metadata(meta),
             ],
-            vec![Arc::new(arrow_array::Int64Array::from(vec![1])), Arc::new(StringArray::from(vec!["a"]))],
+            vec![
+                Arc::new(arrow_array::Int64Array::from(vec![1])),
+                Arc::new(StringArray::from(vec!["a"])),
+            ],
         );
         let out = align(&b).unwrap();
         assert_eq!(out.column(1).as_string::<i32>().value(0), "a");
@@ -335,13 +419,26 @@ mod tests {
 
     #[test]
     fn refusals_name_the_column() {
-        let b = batch(vec![Field::new("name", DataType::Utf8, true)], vec![Arc::new(StringArray::from(vec!["a"]))]);
+        let b = batch(
+            vec![Field::new("name", DataType::Utf8, true)],
+            vec![Arc::new(StringArray::from(vec!["a"]))],
+        );
         assert!(matches!(align(&b), Err(Error::MissingColumn { name }) if name == "id"));
 
-        let b = batch(vec![Field::new("id", DataType::Utf8, true)], vec![Arc::new(StringArray::from(vec!["a"]))]);
+        let b = batch(
+            vec![Field::new("id", DataType::Utf8, true)],
+            vec![Arc::new(StringArray::from(vec!["a"]))],
+        );
         match align(&b) {
-            Err(Error::TypeMismatch { column, expected, found }) => {
-                assert_eq!((column.as_str(), expected.as_str(), found.as_str()), ("id", "long", "Utf8"));
+            Err(Error::TypeMismatch {
+                column,
+                expected,
+                found,
+            }) => {
+                assert_eq!(
+                    (column.as_str(), expected.as_str(), found.as_str()),
+                    ("id", "long", "Utf8")
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -350,11 +447,19 @@ mod tests {
             vec![Field::new("id", DataType::Int64, true)],
             vec![Arc::new(arrow_array::Int64Array::from(vec![Some(1), None]))],
         );
-        assert!(matches!(align(&b), Err(Error::NullInRequiredColumn { column, nulls: 1 }) if column == "id"));
+        assert!(
+            matches!(align(&b), Err(Error::NullInRequiredColumn { column, nulls: 1 }) if column == "id")
+        );
 
         let b = batch(
-            vec![Field::new("id", DataType::Int64, false), Field::new("extra", DataType::Int64, true)],
-            vec![Arc::new(arrow_array::Int64Array::from(vec![1])), Arc::new(arrow_array::Int64Array::from(vec![1]))],
+            vec![
+                Field::new("id", DataType::Int64, false),
+                Field::new("extra", DataType::Int64, true),
+            ],
+            vec![
+                Arc::new(arrow_array::Int64Array::from(vec![1])),
+                Arc::new(arrow_array::Int64Array::from(vec![1])),
+            ],
         );
         assert!(matches!(align(&b), Err(Error::UnexpectedColumn { name }) if name == "extra"));
     }
@@ -369,8 +474,14 @@ mod tests {
         )
         .unwrap();
         let ok = batch(
-            vec![Field::new("id", DataType::Int64, false), Field::new("s", s.data_type().clone(), true)],
-            vec![Arc::new(arrow_array::Int64Array::from(vec![1, 2])), Arc::new(s)],
+            vec![
+                Field::new("id", DataType::Int64, false),
+                Field::new("s", s.data_type().clone(), true),
+            ],
+            vec![
+                Arc::new(arrow_array::Int64Array::from(vec![1, 2])),
+                Arc::new(s),
+            ],
         );
         assert!(align(&ok).is_ok());
 
@@ -381,9 +492,17 @@ mod tests {
         )
         .unwrap();
         let bad = batch(
-            vec![Field::new("id", DataType::Int64, false), Field::new("s", s.data_type().clone(), true)],
-            vec![Arc::new(arrow_array::Int64Array::from(vec![1, 2])), Arc::new(s)],
+            vec![
+                Field::new("id", DataType::Int64, false),
+                Field::new("s", s.data_type().clone(), true),
+            ],
+            vec![
+                Arc::new(arrow_array::Int64Array::from(vec![1, 2])),
+                Arc::new(s),
+            ],
         );
-        assert!(matches!(align(&bad), Err(Error::NullInRequiredColumn { column, .. }) if column == "s.x"));
+        assert!(
+            matches!(align(&bad), Err(Error::NullInRequiredColumn { column, .. }) if column == "s.x")
+        );
     }
 }

@@ -115,10 +115,40 @@ impl Error {
         }
     }
 
+    /// A Parquet error, unless it only carries an IO error of the sink, which is reported
+    /// as [`Error::Io`] (so `is_not_found` and friends work).
     pub(crate) fn parquet(path: impl Into<String>, source: parquet::errors::ParquetError) -> Self {
-        Self::Parquet {
-            path: path.into(),
-            source,
+        match source {
+            parquet::errors::ParquetError::External(inner) => match io_error_of(inner) {
+                Ok(io) => Self::Io { source: io },
+                Err(inner) => Self::Parquet {
+                    path: path.into(),
+                    source: parquet::errors::ParquetError::External(inner),
+                },
+            },
+            source => Self::Parquet {
+                path: path.into(),
+                source,
+            },
         }
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The `iceberg_io::Error` inside a boxed error (directly or in a `std::io::Error`).
+fn io_error_of(inner: BoxError) -> std::result::Result<iceberg_io::Error, BoxError> {
+    let inner = match inner.downcast::<iceberg_io::Error>() {
+        Ok(e) => return Ok(*e),
+        Err(other) => other,
+    };
+    let io = inner.downcast::<std::io::Error>()?;
+    if !io.get_ref().is_some_and(|e| e.is::<iceberg_io::Error>()) {
+        return Err(io);
+    }
+    match io.into_inner().map(|e| e.downcast::<iceberg_io::Error>()) {
+        Some(Ok(e)) => Ok(*e),
+        Some(Err(other)) => Err(other),
+        None => Err("IO error without a source".into()),
     }
 }

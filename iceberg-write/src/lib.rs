@@ -44,24 +44,27 @@
 //! ```
 
 mod align;
-mod to_arrow;
 mod error;
 pub mod metrics;
 mod naming;
 mod options;
 mod partition;
+mod to_arrow;
 mod writer;
 
 pub use ::arrow_array;
 pub use ::arrow_schema;
 pub use ::parquet;
 
+pub use crate::error::{Error, Result};
+pub use crate::metrics::MetricsConfig;
+pub use crate::naming::FileCounter;
+pub use crate::options::{
+    DEFAULT_BROTLI_LEVEL, DEFAULT_GZIP_LEVEL, DEFAULT_ZSTD_LEVEL, WriteOptions,
+};
 pub use crate::to_arrow::{
     LIST_ELEMENT_NAME, MAP_ENTRIES_NAME, MAP_KEY_NAME, MAP_VALUE_NAME, UTC_TIME_ZONE, arrow_schema,
 };
-pub use crate::error::{Error, Result};
-pub use crate::metrics::MetricsConfig;
-pub use crate::options::{DEFAULT_BROTLI_LEVEL, DEFAULT_GZIP_LEVEL, DEFAULT_ZSTD_LEVEL, WriteOptions};
 pub use crate::writer::DataFileWriter;
 
 use iceberg_io::FileIo;
@@ -90,7 +93,10 @@ pub async fn write_data_files(
     options: &WriteOptions,
 ) -> Result<Vec<DataFile>> {
     let mut writer = DataFileWriter::new(io, location, schema, spec, sort_order_id, options)?;
-    let aligned = batches.iter().map(|b| writer.align(b)).collect::<Result<Vec<_>>>()?;
+    let aligned = batches
+        .iter()
+        .map(|b| writer.align(b))
+        .collect::<Result<Vec<_>>>()?;
     for batch in &aligned {
         if let Err(e) = writer.write_aligned(batch).await {
             let _ = writer.abort().await;

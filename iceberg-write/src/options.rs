@@ -5,15 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use iceberg_spec::properties::{
-    PARQUET_COMPRESSION, PARQUET_COMPRESSION_LEVEL, TableProperties,
-};
 use iceberg_spec::SortOrder;
+use iceberg_spec::properties::{PARQUET_COMPRESSION, PARQUET_COMPRESSION_LEVEL, TableProperties};
 use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
 use crate::metrics::MetricsConfig;
+use crate::naming::FileCounter;
 
 /// Zstd level used when `write.parquet.compression-level` is unset (Java's default).
 pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
@@ -53,6 +52,8 @@ pub struct WriteOptions {
     pub partition_id: u32,
     /// Suffix appended to each file name before `.parquet` (Java's optional suffix).
     pub file_suffix: Option<String>,
+    /// File count of this task, shared by clones of these options.
+    pub file_counter: FileCounter,
 }
 
 impl Default for WriteOptions {
@@ -87,6 +88,7 @@ impl WriteOptions {
             task_id: 0,
             partition_id: 0,
             file_suffix: None,
+            file_counter: FileCounter::new(),
         })
     }
 
@@ -173,18 +175,22 @@ fn compression(codec: &str, level: Option<i32>) -> Result<Compression> {
     let unsigned = |default: u32| -> Result<u32> {
         match level {
             None => Ok(default),
-            Some(l) => u32::try_from(l).map_err(|_| bad_level(format!("{codec} needs a non-negative level"))),
+            Some(l) => u32::try_from(l)
+                .map_err(|_| bad_level(format!("{codec} needs a non-negative level"))),
         }
     };
     Ok(match codec {
         "zstd" => Compression::ZSTD(
-            ZstdLevel::try_new(level.unwrap_or(DEFAULT_ZSTD_LEVEL)).map_err(|e| bad_level(e.to_string()))?,
+            ZstdLevel::try_new(level.unwrap_or(DEFAULT_ZSTD_LEVEL))
+                .map_err(|e| bad_level(e.to_string()))?,
         ),
         "gzip" => Compression::GZIP(
-            GzipLevel::try_new(unsigned(DEFAULT_GZIP_LEVEL)?).map_err(|e| bad_level(e.to_string()))?,
+            GzipLevel::try_new(unsigned(DEFAULT_GZIP_LEVEL)?)
+                .map_err(|e| bad_level(e.to_string()))?,
         ),
         "brotli" => Compression::BROTLI(
-            BrotliLevel::try_new(unsigned(DEFAULT_BROTLI_LEVEL)?).map_err(|e| bad_level(e.to_string()))?,
+            BrotliLevel::try_new(unsigned(DEFAULT_BROTLI_LEVEL)?)
+                .map_err(|e| bad_level(e.to_string()))?,
         ),
         "snappy" => Compression::SNAPPY,
         "lz4" => Compression::LZ4_RAW,
@@ -207,7 +213,10 @@ mod tests {
     #[test]
     fn defaults_follow_java() {
         let o = WriteOptions::default();
-        assert_eq!(o.compression, Compression::ZSTD(ZstdLevel::try_new(3).unwrap()));
+        assert_eq!(
+            o.compression,
+            Compression::ZSTD(ZstdLevel::try_new(3).unwrap())
+        );
         assert_eq!(o.target_file_size_bytes, 512 * 1024 * 1024);
         assert_eq!(o.max_open_files, 64);
         assert!(o.validate().is_ok());
@@ -218,20 +227,59 @@ mod tests {
         let mut m = BTreeMap::new();
         m.insert(PARQUET_COMPRESSION.to_string(), "gzip".to_string());
         m.insert(PARQUET_COMPRESSION_LEVEL.to_string(), "9".to_string());
-        m.insert("write.data.path".to_string(), "memory://x/elsewhere".to_string());
+        m.insert(
+            "write.data.path".to_string(),
+            "memory://x/elsewhere".to_string(),
+        );
         let o = WriteOptions::from_table_properties(&m).unwrap();
-        assert_eq!(o.compression, Compression::GZIP(GzipLevel::try_new(9).unwrap()));
+        assert_eq!(
+            o.compression,
+            Compression::GZIP(GzipLevel::try_new(9).unwrap())
+        );
         assert_eq!(o.data_location.as_deref(), Some("memory://x/elsewhere"));
 
         m.insert(PARQUET_COMPRESSION_LEVEL.to_string(), "99".to_string());
-        let err = WriteOptions::from_table_properties(&m).unwrap_err().to_string();
+        let err = WriteOptions::from_table_properties(&m)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(PARQUET_COMPRESSION_LEVEL), "{err}");
     }
 
     #[test]
+    fn sort_order_columns_recorded_for_metrics() {
+        use iceberg_spec::{NullOrder, SortDirection, SortField, Transform};
+        let key = |source_id, transform| SortField {
+            transform,
+            source_id,
+            direction: SortDirection::Asc,
+            null_order: NullOrder::NullsFirst,
+        };
+        let order = SortOrder {
+            order_id: 1,
+            fields: vec![
+                key(2, Transform::Identity),
+                key(3, Transform::Bucket(4)),
+                key(4, Transform::Day),
+            ],
+        };
+        let o = WriteOptions::default().with_sort_order(&order);
+        assert_eq!(
+            o.metrics.sorted_field_ids,
+            vec![2, 4],
+            "bucket does not preserve order"
+        );
+    }
+
+    #[test]
     fn operation_ids_differ_unless_injected() {
-        assert_ne!(WriteOptions::default().operation_id, WriteOptions::default().operation_id);
+        assert_ne!(
+            WriteOptions::default().operation_id,
+            WriteOptions::default().operation_id
+        );
         let id = Uuid::nil();
-        assert_eq!(WriteOptions::default().with_operation_id(id).operation_id, id);
+        assert_eq!(
+            WriteOptions::default().with_operation_id(id).operation_id,
+            id
+        );
     }
 }

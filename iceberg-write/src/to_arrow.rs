@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use arrow_schema::extension::Uuid as UuidExtension;
 use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema, TimeUnit};
-use iceberg_spec::types::{NestedField, PrimitiveType, Type};
 use iceberg_spec::Schema;
+use iceberg_spec::types::{NestedField, PrimitiveType, Type};
 use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 
 use crate::error::{Error, Result};
@@ -37,7 +37,10 @@ pub const MAP_VALUE_NAME: &str = "value";
 /// # Errors
 /// [`Error::UnsupportedType`] for `variant`, `geometry` and `geography` columns.
 pub fn arrow_schema(schema: &Schema) -> Result<ArrowSchema> {
-    Ok(ArrowSchema::new(struct_fields(&schema.as_struct().fields, "")?))
+    Ok(ArrowSchema::new(struct_fields(
+        &schema.as_struct().fields,
+        "",
+    )?))
 }
 
 fn struct_fields(fields: &[NestedField], prefix: &str) -> Result<Fields> {
@@ -53,18 +56,25 @@ fn struct_fields(fields: &[NestedField], prefix: &str) -> Result<Fields> {
 }
 
 pub(crate) fn full_name(prefix: &str, name: &str) -> String {
-    if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") }
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
+    }
 }
 
 /// The Arrow field of one Iceberg field, named `name`.
 pub(crate) fn arrow_field(f: &NestedField, name: &str, full: &str) -> Result<Field> {
     let metadata = HashMap::from([(PARQUET_FIELD_ID_META_KEY.to_string(), f.id.to_string())]);
-    let field = Field::new(name, arrow_type(&f.field_type, full)?, !f.required).with_metadata(metadata);
-    Ok(if matches!(f.field_type, Type::Primitive(PrimitiveType::Uuid)) {
-        field.with_extension_type(UuidExtension)
-    } else {
-        field
-    })
+    let field =
+        Field::new(name, arrow_type(&f.field_type, full)?, !f.required).with_metadata(metadata);
+    Ok(
+        if matches!(f.field_type, Type::Primitive(PrimitiveType::Uuid)) {
+            field.with_extension_type(UuidExtension)
+        } else {
+            field
+        },
+    )
 }
 
 /// The Arrow type of an Iceberg type; `full` names the column in errors.
@@ -74,12 +84,20 @@ pub(crate) fn arrow_type(t: &Type, full: &str) -> Result<DataType> {
         Type::Struct(s) => DataType::Struct(struct_fields(&s.fields, full)?),
         Type::List(l) => {
             let e = &l.element_field;
-            DataType::List(Arc::new(arrow_field(e, LIST_ELEMENT_NAME, &full_name(full, &e.name))?))
+            DataType::List(Arc::new(arrow_field(
+                e,
+                LIST_ELEMENT_NAME,
+                &full_name(full, &e.name),
+            )?))
         }
         Type::Map(m) => {
             let key = arrow_field(&m.key_field, MAP_KEY_NAME, &full_name(full, "key"))?;
             let value = arrow_field(&m.value_field, MAP_VALUE_NAME, &full_name(full, "value"))?;
-            let entries = Field::new(MAP_ENTRIES_NAME, DataType::Struct(Fields::from(vec![key, value])), false);
+            let entries = Field::new(
+                MAP_ENTRIES_NAME,
+                DataType::Struct(Fields::from(vec![key, value])),
+                false,
+            );
             DataType::Map(Arc::new(entries), false)
         }
     })
@@ -105,7 +123,9 @@ fn primitive_arrow_type(p: &PrimitiveType, full: &str) -> Result<DataType> {
         P::TimestamptzNs => DataType::Timestamp(TimeUnit::Nanosecond, Some(UTC_TIME_ZONE.into())),
         P::String => DataType::Utf8,
         P::Uuid => DataType::FixedSizeBinary(16),
-        P::Fixed(len) => DataType::FixedSizeBinary(i32::try_from(*len).map_err(|_| unsupported(full, p))?),
+        P::Fixed(len) => {
+            DataType::FixedSizeBinary(i32::try_from(*len).map_err(|_| unsupported(full, p))?)
+        }
         P::Binary => DataType::LargeBinary,
         P::Unknown => DataType::Null,
         P::Variant | P::Geometry { .. } | P::Geography { .. } => return Err(unsupported(full, p)),
@@ -121,12 +141,15 @@ fn unsupported(full: &str, p: &PrimitiveType) -> Error {
 
 /// The field id stored on an Arrow field, if any.
 pub(crate) fn field_id_of(field: &Field) -> Option<i32> {
-    field.metadata().get(PARQUET_FIELD_ID_META_KEY).and_then(|v| v.parse().ok())
+    field
+        .metadata()
+        .get(PARQUET_FIELD_ID_META_KEY)
+        .and_then(|v| v.parse().ok())
 }
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use iceberg_spec::types::{ListType, MapType, StructType};
 
     use super::*;
@@ -137,16 +160,30 @@ mod tests {
             0,
             vec![
                 NestedField::required(1, "id", PrimitiveType::Long),
-                NestedField::optional(2, "tags", Type::List(ListType::new(3, PrimitiveType::String, true))),
+                NestedField::optional(
+                    2,
+                    "tags",
+                    Type::List(ListType::new(3, PrimitiveType::String, true)),
+                ),
                 NestedField::optional(
                     4,
                     "props",
-                    Type::Map(MapType::new(5, PrimitiveType::String, 6, PrimitiveType::Double, false)),
+                    Type::Map(MapType::new(
+                        5,
+                        PrimitiveType::String,
+                        6,
+                        PrimitiveType::Double,
+                        false,
+                    )),
                 ),
                 NestedField::optional(
                     7,
                     "s",
-                    Type::Struct(StructType::new(vec![NestedField::optional(8, "u", PrimitiveType::Uuid)])),
+                    Type::Struct(StructType::new(vec![NestedField::optional(
+                        8,
+                        "u",
+                        PrimitiveType::Uuid,
+                    )])),
                 ),
                 NestedField::optional(9, "gone", PrimitiveType::Unknown),
             ],
@@ -156,21 +193,39 @@ mod tests {
         assert_eq!(a.fields().len(), 4);
         assert_eq!(field_id_of(a.field(0)), Some(1));
         assert!(!a.field(0).is_nullable());
-        let DataType::List(elem) = a.field(1).data_type() else { panic!() };
-        assert_eq!((elem.name().as_str(), field_id_of(elem), elem.is_nullable()), ("element", Some(3), false));
-        let DataType::Map(entries, false) = a.field(2).data_type() else { panic!() };
+        let DataType::List(elem) = a.field(1).data_type() else {
+            panic!()
+        };
+        assert_eq!(
+            (elem.name().as_str(), field_id_of(elem), elem.is_nullable()),
+            ("element", Some(3), false)
+        );
+        let DataType::Map(entries, false) = a.field(2).data_type() else {
+            panic!()
+        };
         assert_eq!(entries.name(), "key_value");
-        let DataType::Struct(kv) = entries.data_type() else { panic!() };
+        let DataType::Struct(kv) = entries.data_type() else {
+            panic!()
+        };
         assert_eq!(field_id_of(&kv[0]), Some(5));
         assert!(!kv[0].is_nullable());
         assert_eq!(field_id_of(&kv[1]), Some(6));
-        let DataType::Struct(inner) = a.field(3).data_type() else { panic!() };
+        let DataType::Struct(inner) = a.field(3).data_type() else {
+            panic!()
+        };
         assert_eq!(inner[0].extension_type_name(), Some("arrow.uuid"));
     }
 
     #[test]
     fn variant_is_refused() {
-        let schema = Schema::new(0, vec![NestedField::optional(1, "v", PrimitiveType::Variant)]).unwrap();
-        assert!(matches!(arrow_schema(&schema), Err(Error::UnsupportedType { .. })));
+        let schema = Schema::new(
+            0,
+            vec![NestedField::optional(1, "v", PrimitiveType::Variant)],
+        )
+        .unwrap();
+        assert!(matches!(
+            arrow_schema(&schema),
+            Err(Error::UnsupportedType { .. })
+        ));
     }
 }

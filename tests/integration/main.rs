@@ -3,5 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod avro_readers;
+mod catalog_common;
+mod catalog_concurrency;
+mod catalog_faults;
+mod catalog_pyiceberg;
 mod external;
 mod pyiceberg_append;

@@ -131,9 +131,10 @@ fn describe(
         counts[i] += 1;
         rows[i] += e.data_file.record_count;
         if e.status.is_live()
-            && let Some(s) = e.sequence_number {
-                min_seq = Some(min_seq.map_or(s, |m| m.min(s)));
-            }
+            && let Some(s) = e.sequence_number
+        {
+            min_seq = Some(min_seq.map_or(s, |m| m.min(s)));
+        }
     }
     let v1 = ctx.version == FormatVersion::V1;
     Ok(ManifestFile {

@@ -198,18 +198,20 @@ pub(super) fn write(meta: &TableMetadata) -> String {
     m.insert("last-updated-ms".into(), json!(meta.last_updated_ms));
     m.insert("last-column-id".into(), json!(meta.last_column_id));
     if v == FormatVersion::V1
-        && let Ok(schema) = meta.current_schema() {
-            m.insert("schema".into(), schema.to_json());
-        }
+        && let Ok(schema) = meta.current_schema()
+    {
+        m.insert("schema".into(), schema.to_json());
+    }
     m.insert("current-schema-id".into(), json!(meta.current_schema_id));
     m.insert(
         "schemas".into(),
         Value::Array(meta.schemas.iter().map(Schema::to_json).collect()),
     );
     if v == FormatVersion::V1
-        && let Ok(spec) = meta.default_spec() {
-            m.insert("partition-spec".into(), spec.fields_json());
-        }
+        && let Ok(spec) = meta.default_spec()
+    {
+        m.insert("partition-spec".into(), spec.fields_json());
+    }
     m.insert("default-spec-id".into(), json!(meta.default_spec_id));
     m.insert("partition-specs".into(), to_value(&meta.partition_specs));
     m.insert("last-partition-id".into(), json!(meta.last_partition_id));

@@ -74,16 +74,17 @@ impl TableMetadata {
                 ));
             }
             if let Some(max) = spec.highest_field_id()
-                && max > self.last_partition_id {
-                    return Err(Error::invalid_metadata(
-                        "last-partition-id",
-                        format!(
-                            "{} is below partition field id {max} of spec {}",
-                            self.last_partition_id,
-                            spec.spec_id()
-                        ),
-                    ));
-                }
+                && max > self.last_partition_id
+            {
+                return Err(Error::invalid_metadata(
+                    "last-partition-id",
+                    format!(
+                        "{} is below partition field id {max} of spec {}",
+                        self.last_partition_id,
+                        spec.spec_id()
+                    ),
+                ));
+            }
         }
         self.default_spec()?.validate(schema).map_err(|e| {
             Error::invalid_metadata("partition-specs", format!("default spec: {e}"))
@@ -151,12 +152,13 @@ impl TableMetadata {
         }
 
         if let Some(id) = self.current_snapshot_id
-            && !snapshot_ids.contains(&id) {
-                return Err(Error::invalid_metadata(
-                    "current-snapshot-id",
-                    format!("no snapshot with id {id}"),
-                ));
-            }
+            && !snapshot_ids.contains(&id)
+        {
+            return Err(Error::invalid_metadata(
+                "current-snapshot-id",
+                format!("no snapshot with id {id}"),
+            ));
+        }
         for (name, r) in &self.refs {
             if !snapshot_ids.contains(&r.snapshot_id) {
                 return Err(Error::invalid_metadata(

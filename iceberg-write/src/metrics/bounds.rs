@@ -2,8 +2,8 @@
 
 use std::cmp::Ordering;
 
-use iceberg_spec::types::PrimitiveType;
 use iceberg_spec::Datum;
+use iceberg_spec::types::PrimitiveType;
 use parquet::file::statistics::Statistics;
 use uuid::Uuid;
 
@@ -11,7 +11,10 @@ use uuid::Uuid;
 ///
 /// `None` for either side when the statistics have none (an all-null chunk) or their
 /// physical type does not match what this writer produces for `ty`.
-pub(crate) fn decode_min_max(stats: &Statistics, ty: &PrimitiveType) -> (Option<Datum>, Option<Datum>) {
+pub(crate) fn decode_min_max(
+    stats: &Statistics,
+    ty: &PrimitiveType,
+) -> (Option<Datum>, Option<Datum>) {
     use PrimitiveType as P;
     use Statistics as S;
     macro_rules! pair {
@@ -32,30 +35,52 @@ pub(crate) fn decode_min_max(stats: &Statistics, ty: &PrimitiveType) -> (Option<
         (S::Float(s), P::Float) => pair!(s, |v: &f32| (!v.is_nan()).then_some(Datum::Float(*v))),
         (S::Double(s), P::Double) => pair!(s, |v: &f64| (!v.is_nan()).then_some(Datum::Double(*v))),
         (S::Int32(s), P::Decimal { precision, scale }) => {
-            pair!(s, |v: &i32| Some(decimal(i128::from(*v), *precision, *scale)))
+            pair!(s, |v: &i32| Some(decimal(
+                i128::from(*v),
+                *precision,
+                *scale
+            )))
         }
         (S::Int64(s), P::Decimal { precision, scale }) => {
-            pair!(s, |v: &i64| Some(decimal(i128::from(*v), *precision, *scale)))
+            pair!(s, |v: &i64| Some(decimal(
+                i128::from(*v),
+                *precision,
+                *scale
+            )))
         }
-        (S::FixedLenByteArray(s), P::Decimal { precision, scale }) => pair!(s, |v: &parquet::data_type::FixedLenByteArray| {
-            be_i128(v.data()).map(|u| decimal(u, *precision, *scale))
-        }),
+        (S::FixedLenByteArray(s), P::Decimal { precision, scale }) => {
+            pair!(s, |v: &parquet::data_type::FixedLenByteArray| {
+                be_i128(v.data()).map(|u| decimal(u, *precision, *scale))
+            })
+        }
         (S::ByteArray(s), P::String) => pair!(s, |v: &parquet::data_type::ByteArray| {
-            std::str::from_utf8(v.data()).ok().map(|t| Datum::String(t.to_string()))
+            std::str::from_utf8(v.data())
+                .ok()
+                .map(|t| Datum::String(t.to_string()))
         }),
-        (S::ByteArray(s), P::Binary) => pair!(s, |v: &parquet::data_type::ByteArray| Some(Datum::Binary(v.data().to_vec()))),
+        (S::ByteArray(s), P::Binary) => pair!(s, |v: &parquet::data_type::ByteArray| Some(
+            Datum::Binary(v.data().to_vec())
+        )),
         (S::FixedLenByteArray(s), P::Fixed(_)) => {
-            pair!(s, |v: &parquet::data_type::FixedLenByteArray| Some(Datum::Fixed(v.data().to_vec())))
+            pair!(s, |v: &parquet::data_type::FixedLenByteArray| Some(
+                Datum::Fixed(v.data().to_vec())
+            ))
         }
-        (S::FixedLenByteArray(s), P::Uuid) => pair!(s, |v: &parquet::data_type::FixedLenByteArray| {
-            Uuid::from_slice(v.data()).ok().map(Datum::Uuid)
-        }),
+        (S::FixedLenByteArray(s), P::Uuid) => {
+            pair!(s, |v: &parquet::data_type::FixedLenByteArray| {
+                Uuid::from_slice(v.data()).ok().map(Datum::Uuid)
+            })
+        }
         _ => (None, None),
     }
 }
 
 fn decimal(unscaled: i128, precision: u32, scale: u32) -> Datum {
-    Datum::Decimal { unscaled, precision, scale }
+    Datum::Decimal {
+        unscaled,
+        precision,
+        scale,
+    }
 }
 
 /// A big-endian two's-complement integer of at most 16 bytes.
@@ -69,34 +94,10 @@ fn be_i128(bytes: &[u8]) -> Option<i128> {
     Some(i128::from_be_bytes(buf))
 }
 
-/// Iceberg's order of two datums of the same type; `None` when the types differ.
-///
-/// Floats order −0.0 before +0.0; strings, binary, fixed and uuid compare as unsigned bytes.
-pub(crate) fn compare(a: &Datum, b: &Datum) -> Option<Ordering> {
-    use Datum as D;
-    Some(match (a, b) {
-        (D::Boolean(x), D::Boolean(y)) => x.cmp(y),
-        (D::Int(x), D::Int(y)) | (D::Date(x), D::Date(y)) => x.cmp(y),
-        (D::Long(x), D::Long(y))
-        | (D::Time(x), D::Time(y))
-        | (D::Timestamp(x), D::Timestamp(y))
-        | (D::Timestamptz(x), D::Timestamptz(y))
-        | (D::TimestampNs(x), D::TimestampNs(y))
-        | (D::TimestamptzNs(x), D::TimestamptzNs(y)) => x.cmp(y),
-        (D::Float(x), D::Float(y)) => x.total_cmp(y),
-        (D::Double(x), D::Double(y)) => x.total_cmp(y),
-        (D::Decimal { unscaled: x, .. }, D::Decimal { unscaled: y, .. }) => x.cmp(y),
-        (D::String(x), D::String(y)) => x.as_bytes().cmp(y.as_bytes()),
-        (D::Binary(x), D::Binary(y)) | (D::Fixed(x), D::Fixed(y)) => x.cmp(y),
-        (D::Uuid(x), D::Uuid(y)) => x.as_bytes().cmp(y.as_bytes()),
-        _ => return None,
-    })
-}
-
 /// The smaller of a running minimum and a new value.
 pub(crate) fn merge_min(acc: Option<Datum>, v: Datum) -> Option<Datum> {
     match acc {
-        Some(a) if compare(&a, &v) != Some(Ordering::Greater) => Some(a),
+        Some(a) if a.compare(&v) != Some(Ordering::Greater) => Some(a),
         _ => Some(v),
     }
 }
@@ -104,7 +105,7 @@ pub(crate) fn merge_min(acc: Option<Datum>, v: Datum) -> Option<Datum> {
 /// The larger of a running maximum and a new value.
 pub(crate) fn merge_max(acc: Option<Datum>, v: Datum) -> Option<Datum> {
     match acc {
-        Some(a) if compare(&a, &v) != Some(Ordering::Less) => Some(a),
+        Some(a) if a.compare(&v) != Some(Ordering::Less) => Some(a),
         _ => Some(v),
     }
 }
@@ -121,8 +122,17 @@ mod tests {
     fn decodes_fixed_decimals_signed() {
         let min = FixedLenByteArray::from(vec![0xFF, 0x7F]);
         let max = FixedLenByteArray::from(vec![0x05, 0x8C]);
-        let stats = Statistics::FixedLenByteArray(ValueStatistics::new(Some(min), Some(max), None, Some(0), false));
-        let ty = PrimitiveType::Decimal { precision: 4, scale: 2 };
+        let stats = Statistics::FixedLenByteArray(ValueStatistics::new(
+            Some(min),
+            Some(max),
+            None,
+            Some(0),
+            false,
+        ));
+        let ty = PrimitiveType::Decimal {
+            precision: 4,
+            scale: 2,
+        };
         let (lo, hi) = decode_min_max(&stats, &ty);
         assert_eq!(lo, Some(decimal(-129, 4, 2)));
         assert_eq!(hi, Some(decimal(1420, 4, 2)));
@@ -130,9 +140,6 @@ mod tests {
 
     #[test]
     fn orders_and_merges() {
-        assert_eq!(compare(&Datum::Double(-0.0), &Datum::Double(0.0)), Some(Ordering::Less));
-        assert_eq!(compare(&Datum::String("é".into()), &Datum::String("z".into())), Some(Ordering::Greater));
-        assert_eq!(compare(&Datum::Int(1), &Datum::Long(1)), None);
         let m = merge_min(merge_min(None, Datum::Int(3)), Datum::Int(-2));
         assert_eq!(m, Some(Datum::Int(-2)));
         let m = merge_max(merge_max(None, Datum::Int(3)), Datum::Int(-2));

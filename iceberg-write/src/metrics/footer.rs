@@ -25,7 +25,10 @@ pub(crate) struct ColumnFooter {
 }
 
 /// Column metrics by field id, for every leaf column that carries a field id.
-pub(crate) fn footer_metrics(meta: &ParquetMetaData, schema: &Schema) -> BTreeMap<i32, ColumnFooter> {
+pub(crate) fn footer_metrics(
+    meta: &ParquetMetaData,
+    schema: &Schema,
+) -> BTreeMap<i32, ColumnFooter> {
     let descr = meta.file_metadata().schema_descr();
     let mut out: BTreeMap<i32, ColumnFooter> = BTreeMap::new();
     for rg in meta.row_groups() {
@@ -71,7 +74,11 @@ pub(crate) fn split_offsets(meta: &ParquetMetaData) -> Vec<i64> {
         .iter()
         .filter_map(|rg| {
             let first = rg.columns().first()?;
-            Some(first.dictionary_page_offset().unwrap_or_else(|| first.data_page_offset()))
+            Some(
+                first
+                    .dictionary_page_offset()
+                    .unwrap_or_else(|| first.data_page_offset()),
+            )
         })
         .collect();
     offsets.sort_unstable();

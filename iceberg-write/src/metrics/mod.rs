@@ -1,7 +1,7 @@
 //! Column metrics of a data file: sizes, counts and Appendix-D bounds, as Java's
 //! `ParquetMetrics` produces them (checklist section 5).
 //!
-//! - [`mode`]: which metrics each column gets (`MetricsConfig`).
+//! - `mode`: which metrics each column gets ([`MetricsConfig`]).
 //! - `footer`: sizes, value/null counts and min/max from the Parquet footer.
 //! - `bounds`: footer statistics decoded per Iceberg type, and their ordering.
 //! - `nan`: NaN counts, float bounds and uuid ordering checks from the Arrow arrays.
@@ -19,8 +19,8 @@ use iceberg_spec::types::PrimitiveType;
 use iceberg_spec::{Datum, MetricsMode, Schema};
 use parquet::file::metadata::ParquetMetaData;
 
-pub use mode::MetricsConfig;
 pub(crate) use footer::split_offsets;
+pub use mode::MetricsConfig;
 pub(crate) use nan::ArrayMetrics;
 
 /// The metric maps of one data file, keyed by field id.

@@ -54,7 +54,10 @@ impl MetricsConfig {
             Some(m) => m,
             None if primitives.len() <= self.max_inferred_column_defaults => MetricsMode::default(),
             None => {
-                let first = primitive_ids_in_java_order(schema.as_struct(), self.max_inferred_column_defaults);
+                let first = primitive_ids_in_java_order(
+                    schema.as_struct(),
+                    self.max_inferred_column_defaults,
+                );
                 for id in first {
                     if let Some(name) = schema.field_name(id) {
                         by_name.insert(name.to_string(), MetricsMode::default());
@@ -166,7 +169,12 @@ mod tests {
         };
         assert_eq!(cfg.resolve(&s)[&101], MetricsMode::Counts);
         // Exactly 100 columns keep the default.
-        assert!(MetricsConfig::default().resolve(&wide_schema(100)).values().all(|m| *m == MetricsMode::Truncate(16)));
+        assert!(
+            MetricsConfig::default()
+                .resolve(&wide_schema(100))
+                .values()
+                .all(|m| *m == MetricsMode::Truncate(16))
+        );
     }
 
     #[test]
@@ -200,18 +208,30 @@ mod tests {
                         NestedField::optional(
                             3,
                             "y",
-                            Type::Struct(StructType::new(vec![NestedField::optional(4, "z", PrimitiveType::Int)])),
+                            Type::Struct(StructType::new(vec![NestedField::optional(
+                                4,
+                                "z",
+                                PrimitiveType::Int,
+                            )])),
                         ),
                     ])),
                 ),
-                NestedField::optional(5, "tags", Type::List(ListType::new(6, PrimitiveType::String, false))),
+                NestedField::optional(
+                    5,
+                    "tags",
+                    Type::List(ListType::new(6, PrimitiveType::String, false)),
+                ),
                 NestedField::optional(7, "w", PrimitiveType::Int),
             ],
         )
         .unwrap();
-        assert_eq!(primitive_ids_in_java_order(s.as_struct(), usize::MAX), vec![7, 2, 4, 6]);
+        assert_eq!(
+            primitive_ids_in_java_order(s.as_struct(), usize::MAX),
+            vec![7, 2, 4, 6]
+        );
         let mut cfg = MetricsConfig::default();
-        cfg.column_modes.insert("tags.element".into(), MetricsMode::Full);
+        cfg.column_modes
+            .insert("tags.element".into(), MetricsMode::Full);
         cfg.column_modes.insert("a.y.z".into(), MetricsMode::None);
         let modes = cfg.resolve(&s);
         assert_eq!(modes[&6], MetricsMode::Full);

@@ -79,7 +79,9 @@ impl ArrayMetrics {
 
     fn visit(&mut self, fields: &Fields, cols: &[ArrayRef], parent_valid: Option<&NullBuffer>) {
         for (field, col) in fields.iter().zip(cols) {
-            let Some(id) = field_id_of(field) else { continue };
+            let Some(id) = field_id_of(field) else {
+                continue;
+            };
             let valid = NullBuffer::union(parent_valid, col.logical_nulls().as_ref());
             let is_valid = |i: usize| valid.as_ref().is_none_or(|n| n.is_valid(i));
             match col.data_type() {
@@ -89,7 +91,12 @@ impl ArrayMetrics {
                 }
                 DataType::Float32 => {
                     let stats = self.floats.entry(id).or_default();
-                    for (i, v) in col.as_primitive::<Float32Type>().values().iter().enumerate() {
+                    for (i, v) in col
+                        .as_primitive::<Float32Type>()
+                        .values()
+                        .iter()
+                        .enumerate()
+                    {
                         if is_valid(i) {
                             stats.add(f64::from(*v));
                         }
@@ -97,13 +104,20 @@ impl ArrayMetrics {
                 }
                 DataType::Float64 => {
                     let stats = self.floats.entry(id).or_default();
-                    for (i, v) in col.as_primitive::<Float64Type>().values().iter().enumerate() {
+                    for (i, v) in col
+                        .as_primitive::<Float64Type>()
+                        .values()
+                        .iter()
+                        .enumerate()
+                    {
                         if is_valid(i) {
                             stats.add(*v);
                         }
                     }
                 }
-                DataType::FixedSizeBinary(16) if field.extension_type_name() == Some("arrow.uuid") => {
+                DataType::FixedSizeBinary(16)
+                    if field.extension_type_name() == Some("arrow.uuid") =>
+                {
                     let signs = self.uuids.entry(id).or_default();
                     let a = col.as_fixed_size_binary();
                     for i in 0..a.len() {
@@ -130,14 +144,25 @@ mod tests {
     use super::*;
 
     fn with_id(f: Field, id: i32) -> Field {
-        f.with_metadata(Map::from([("PARQUET:field_id".to_string(), id.to_string())]))
+        f.with_metadata(Map::from([(
+            "PARQUET:field_id".to_string(),
+            id.to_string(),
+        )]))
     }
 
     #[test]
     fn nan_and_signed_zero() {
-        let values = Float64Array::from(vec![Some(f64::NAN), Some(0.0), None, Some(-0.0), Some(f64::NAN)]);
+        let values = Float64Array::from(vec![
+            Some(f64::NAN),
+            Some(0.0),
+            None,
+            Some(-0.0),
+            Some(f64::NAN),
+        ]);
         let field = with_id(Field::new("d", DataType::Float64, true), 1);
-        let batch = RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![Arc::new(values)]).unwrap();
+        let batch =
+            RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![Arc::new(values)])
+                .unwrap();
         let mut m = ArrayMetrics::default();
         m.update(&batch);
         let s = m.floats[&1];
@@ -156,10 +181,18 @@ mod tests {
         )
         .unwrap();
         let field = with_id(Field::new("s", s.data_type().clone(), true), 1);
-        let batch = RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![Arc::new(s)]).unwrap();
+        let batch =
+            RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![Arc::new(s)]).unwrap();
         let mut m = ArrayMetrics::default();
         m.update(&batch);
-        assert_eq!(m.floats[&2], FloatStats { nan_count: 0, min: Some(5.0), max: Some(5.0) });
+        assert_eq!(
+            m.floats[&2],
+            FloatStats {
+                nan_count: 0,
+                min: Some(5.0),
+                max: Some(5.0)
+            }
+        );
     }
 
     #[test]

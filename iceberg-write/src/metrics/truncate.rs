@@ -43,7 +43,11 @@ pub fn truncate_string_upper(s: &str, n: usize) -> Option<String> {
 /// The next Unicode scalar value, skipping surrogates; `None` after U+10FFFF.
 fn increment_code_point(c: char) -> Option<char> {
     let cp = u32::from(c);
-    let next = if cp == MIN_SURROGATE - 1 { MAX_SURROGATE + 1 } else { cp + 1 };
+    let next = if cp == MIN_SURROGATE - 1 {
+        MAX_SURROGATE + 1
+    } else {
+        cp + 1
+    };
     char::from_u32(next)
 }
 
@@ -110,7 +114,10 @@ mod tests {
     fn short_values_unchanged() {
         assert_eq!(truncate_string_upper("abc", 3).unwrap(), "abc");
         assert_eq!(truncate_string_lower("abc", 5), "abc");
-        assert_eq!(truncate_binary_upper(&[0xFF, 0xFF], 2).unwrap(), vec![0xFF, 0xFF]);
+        assert_eq!(
+            truncate_binary_upper(&[0xFF, 0xFF], 2).unwrap(),
+            vec![0xFF, 0xFF]
+        );
     }
 
     #[test]
@@ -124,7 +131,10 @@ mod tests {
     #[test]
     fn surrogates_skipped_and_max_dropped() {
         let s = format!("a{}z", '\u{D7FF}');
-        assert_eq!(truncate_string_upper(&s, 2).unwrap(), format!("a{}", '\u{E000}'));
+        assert_eq!(
+            truncate_string_upper(&s, 2).unwrap(),
+            format!("a{}", '\u{E000}')
+        );
         let s = format!("a{}{}", '\u{10FFFF}', '\u{10FFFF}');
         assert_eq!(truncate_string_upper(&s, 2).unwrap(), "b");
         let s = "\u{10FFFF}".repeat(3);
@@ -134,7 +144,37 @@ mod tests {
     #[test]
     fn binary_all_ff_has_no_upper_bound() {
         assert_eq!(truncate_binary_upper(&[0xFF; 5], 3), None);
-        assert_eq!(truncate_binary_upper(&[0x00, 0xFF, 0xFF, 0x01], 3).unwrap(), vec![0x01]);
+        assert_eq!(
+            truncate_binary_upper(&[0x00, 0xFF, 0xFF, 0x01], 3).unwrap(),
+            vec![0x01]
+        );
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn string_bounds_bound(s in ".{0,40}", n in 1usize..20) {
+            let lo = truncate_string_lower(&s, n);
+            prop_assert!(s.starts_with(lo) && lo.chars().count() <= n);
+            prop_assert_eq!(truncate_string_lower(lo, n), lo);
+            if let Some(hi) = truncate_string_upper(&s, n) {
+                prop_assert!(hi.as_bytes() >= s.as_bytes());
+                prop_assert!(hi.chars().count() <= n);
+            } else {
+                prop_assert!(s.chars().take(n).all(|c| c == char::MAX));
+            }
+        }
+
+        #[test]
+        fn binary_bounds_bound(b in prop::collection::vec(prop_oneof![any::<u8>(), Just(0xFFu8)], 0..40), n in 1usize..20) {
+            let lo = truncate_binary_lower(&b, n);
+            prop_assert!(b.starts_with(lo) && lo.len() <= n);
+            match truncate_binary_upper(&b, n) {
+                Some(hi) => prop_assert!(hi.as_slice() >= b.as_slice() && hi.len() <= n),
+                None => prop_assert!(b[..n].iter().all(|x| *x == 0xFF)),
+            }
+        }
     }
 
     #[test]

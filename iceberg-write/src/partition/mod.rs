@@ -18,8 +18,8 @@ use arrow_schema::DataType;
 use iceberg_spec::types::{PrimitiveType, Type};
 use iceberg_spec::{Datum, PartitionSpec, Schema, Transform};
 
-use crate::to_arrow::{arrow_type, field_id_of};
 use crate::error::{Error, Result};
+use crate::to_arrow::{arrow_type, field_id_of};
 
 pub(crate) use transform::transform_array;
 
@@ -63,7 +63,10 @@ impl Partitioner {
         for f in spec.fields() {
             let source_type = spec.source_type(f, schema)?.clone();
             let result_type = f.transform.result_type(&source_type)?;
-            sort_fields.push(SortField::new(arrow_type(&Type::Primitive(result_type.clone()), &f.name)?));
+            sort_fields.push(SortField::new(arrow_type(
+                &Type::Primitive(result_type.clone()),
+                &f.name,
+            )?));
             fields.push(FieldPlan {
                 name: f.name.clone(),
                 transform: f.transform,
@@ -133,9 +136,10 @@ impl Partitioner {
         self.fields
             .iter()
             .map(|f| {
-                let source = find_column(batch, f.source_id).ok_or_else(|| Error::MissingColumn {
-                    name: f.name.clone(),
-                })?;
+                let source =
+                    find_column(batch, f.source_id).ok_or_else(|| Error::MissingColumn {
+                        name: f.name.clone(),
+                    })?;
                 transform_array(&f.transform, &f.source_type, &source, &f.name)
             })
             .collect()
@@ -144,7 +148,12 @@ impl Partitioner {
 
 /// The column with field id `id`, at top level or inside structs, with ancestors' nulls applied.
 fn find_column(batch: &RecordBatch, id: i32) -> Option<ArrayRef> {
-    fn search(fields: &arrow_schema::Fields, cols: &[ArrayRef], id: i32, parent: Option<&NullBuffer>) -> Option<ArrayRef> {
+    fn search(
+        fields: &arrow_schema::Fields,
+        cols: &[ArrayRef],
+        id: i32,
+        parent: Option<&NullBuffer>,
+    ) -> Option<ArrayRef> {
         for (f, c) in fields.iter().zip(cols) {
             if field_id_of(f) == Some(id) {
                 return Some(with_parent_nulls(c, parent));

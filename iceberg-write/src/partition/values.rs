@@ -6,20 +6,20 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Date32Type, Decimal128Type, Float32Type, Float64Type, Int32Type, Int64Type, Time64MicrosecondType,
-    TimestampMicrosecondType, TimestampNanosecondType,
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int32Type, Int64Type,
+    Time64MicrosecondType, TimestampMicrosecondType, TimestampNanosecondType,
 };
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray, Float32Array, Float64Array,
-    Int32Array, Int64Array, LargeBinaryArray, StringArray, Time64MicrosecondArray, TimestampMicrosecondArray,
-    TimestampNanosecondArray,
+    Array, ArrayRef, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray,
+    Float32Array, Float64Array, Int32Array, Int64Array, LargeBinaryArray, StringArray,
+    Time64MicrosecondArray, TimestampMicrosecondArray, TimestampNanosecondArray,
 };
-use iceberg_spec::types::{PrimitiveType, Type};
 use iceberg_spec::Datum;
+use iceberg_spec::types::{PrimitiveType, Type};
 use uuid::Uuid;
 
-use crate::to_arrow::{UTC_TIME_ZONE, arrow_type};
 use crate::error::{Error, Result};
+use crate::to_arrow::{UTC_TIME_ZONE, arrow_type};
 
 /// The value at row `i` of `array` as a datum of type `ty`; `None` for null (or a type mismatch).
 pub(crate) fn datum_at(array: &dyn Array, i: usize, ty: &PrimitiveType) -> Option<Datum> {
@@ -33,10 +33,26 @@ pub(crate) fn datum_at(array: &dyn Array, i: usize, ty: &PrimitiveType) -> Optio
         P::Date => Datum::Date(array.as_primitive_opt::<Date32Type>()?.value(i)),
         P::Long => Datum::Long(array.as_primitive_opt::<Int64Type>()?.value(i)),
         P::Time => Datum::Time(array.as_primitive_opt::<Time64MicrosecondType>()?.value(i)),
-        P::Timestamp => Datum::Timestamp(array.as_primitive_opt::<TimestampMicrosecondType>()?.value(i)),
-        P::Timestamptz => Datum::Timestamptz(array.as_primitive_opt::<TimestampMicrosecondType>()?.value(i)),
-        P::TimestampNs => Datum::TimestampNs(array.as_primitive_opt::<TimestampNanosecondType>()?.value(i)),
-        P::TimestamptzNs => Datum::TimestamptzNs(array.as_primitive_opt::<TimestampNanosecondType>()?.value(i)),
+        P::Timestamp => Datum::Timestamp(
+            array
+                .as_primitive_opt::<TimestampMicrosecondType>()?
+                .value(i),
+        ),
+        P::Timestamptz => Datum::Timestamptz(
+            array
+                .as_primitive_opt::<TimestampMicrosecondType>()?
+                .value(i),
+        ),
+        P::TimestampNs => Datum::TimestampNs(
+            array
+                .as_primitive_opt::<TimestampNanosecondType>()?
+                .value(i),
+        ),
+        P::TimestamptzNs => Datum::TimestamptzNs(
+            array
+                .as_primitive_opt::<TimestampNanosecondType>()?
+                .value(i),
+        ),
         P::Float => Datum::Float(array.as_primitive_opt::<Float32Type>()?.value(i)),
         P::Double => Datum::Double(array.as_primitive_opt::<Float64Type>()?.value(i)),
         P::Decimal { precision, scale } => Datum::Decimal {
@@ -57,7 +73,11 @@ pub(crate) fn datum_at(array: &dyn Array, i: usize, ty: &PrimitiveType) -> Optio
 /// # Errors
 /// [`Error::TypeMismatch`] when a datum is not of type `ty`; [`Error::UnsupportedType`] for
 /// types without an Arrow form.
-pub(crate) fn array_of(ty: &PrimitiveType, values: &[Option<Datum>], column: &str) -> Result<ArrayRef> {
+pub(crate) fn array_of(
+    ty: &PrimitiveType,
+    values: &[Option<Datum>],
+    column: &str,
+) -> Result<ArrayRef> {
     use PrimitiveType as P;
     let mismatch = |d: &Datum| Error::TypeMismatch {
         column: column.to_string(),
@@ -122,7 +142,10 @@ pub(crate) fn array_of(ty: &PrimitiveType, values: &[Option<Datum>], column: &st
             let arrow_schema::DataType::Decimal128(p, s) = dt else {
                 return Err(mismatch(&Datum::Int(0)));
             };
-            Arc::new(a.with_precision_and_scale(p, s).map_err(|e| Error::arrow(column, e))?)
+            Arc::new(
+                a.with_precision_and_scale(p, s)
+                    .map_err(|e| Error::arrow(column, e))?,
+            )
         }
         P::String => collect!(StringArray, Datum::String(v) => v.as_str()),
         P::Binary => collect!(LargeBinaryArray, Datum::Binary(v) => v.as_slice()),
@@ -166,7 +189,17 @@ mod tests {
             (PrimitiveType::Long, Datum::Long(1 << 40)),
             (PrimitiveType::Float, Datum::Float(-0.0)),
             (PrimitiveType::Double, Datum::Double(2.5)),
-            (PrimitiveType::Decimal { precision: 9, scale: 2 }, Datum::Decimal { unscaled: 1420, precision: 9, scale: 2 }),
+            (
+                PrimitiveType::Decimal {
+                    precision: 9,
+                    scale: 2,
+                },
+                Datum::Decimal {
+                    unscaled: 1420,
+                    precision: 9,
+                    scale: 2,
+                },
+            ),
             (PrimitiveType::Date, Datum::Date(17486)),
             (PrimitiveType::Time, Datum::Time(81_068_000_000)),
             (PrimitiveType::Timestamp, Datum::Timestamp(1)),

@@ -8,18 +8,29 @@ use arrow_schema::SchemaRef;
 use iceberg_io::{FileIo, FileWriter};
 use iceberg_spec::{DataContentType, DataFile, Datum, FileFormat, MetricsMode, Schema};
 use parquet::arrow::AsyncArrowWriter;
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::error::{Error, Result};
 use crate::metrics::{ArrayMetrics, file_metrics, split_offsets};
 use crate::options::WriteOptions;
 
-/// Parquet writer properties for `options`: exact (untruncated) statistics at page level.
-pub(crate) fn writer_properties(options: &WriteOptions) -> WriterProperties {
+/// Footer key holding the table schema JSON, as Java writes it.
+const ICEBERG_SCHEMA_KEY: &str = "iceberg.schema";
+
+/// Parquet writer properties for `options`: exact (untruncated) statistics at page level,
+/// and the table schema in the footer (Java's `iceberg.schema`).
+pub(crate) fn writer_properties(options: &WriteOptions, schema: &Schema) -> WriterProperties {
+    let schema_json = KeyValue::new(ICEBERG_SCHEMA_KEY.to_string(), schema.to_json().to_string());
     WriterProperties::builder()
+        .set_key_value_metadata(Some(vec![schema_json]))
         .set_compression(options.compression)
         .set_max_row_group_row_count(Some(options.row_group_size_rows.max(1)))
-        .set_max_row_group_bytes(Some(usize::try_from(options.row_group_size_bytes).unwrap_or(usize::MAX).max(1)))
+        .set_max_row_group_bytes(Some(
+            usize::try_from(options.row_group_size_bytes)
+                .unwrap_or(usize::MAX)
+                .max(1),
+        ))
         .set_data_page_size_limit(options.page_size_bytes)
         .set_data_page_row_count_limit(options.page_row_limit)
         .set_dictionary_page_size_limit(options.dict_size_bytes)
@@ -67,7 +78,8 @@ impl ParquetFile {
         partition: Vec<Option<Datum>>,
     ) -> Result<Self> {
         let sink = io.writer(&path).await?;
-        let writer = AsyncArrowWriter::try_new(sink, arrow, Some(props)).map_err(|e| Error::parquet(&path, e))?;
+        let writer = AsyncArrowWriter::try_new(sink, arrow, Some(props))
+            .map_err(|e| Error::parquet(&path, e))?;
         Ok(Self {
             path,
             writer,
@@ -85,7 +97,10 @@ impl ParquetFile {
     /// Appends an aligned batch.
     pub(crate) async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         self.arrays.update(batch);
-        self.writer.write(batch).await.map_err(|e| Error::parquet(&self.path, e))?;
+        self.writer
+            .write(batch)
+            .await
+            .map_err(|e| Error::parquet(&self.path, e))?;
         self.rows += batch.num_rows() as u64;
         Ok(())
     }

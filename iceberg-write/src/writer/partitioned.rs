@@ -13,11 +13,11 @@ use parquet::file::properties::WriterProperties;
 
 use super::file::{FileContext, ParquetFile, writer_properties};
 use crate::align::align_batch;
-use crate::to_arrow::arrow_schema;
 use crate::error::{Error, Result};
 use crate::naming::FileNamer;
 use crate::options::WriteOptions;
 use crate::partition::Partitioner;
+use crate::to_arrow::arrow_schema;
 
 /// Rows handed to a file at a time, so the target size is checked at this granularity.
 const ROLL_CHECK_ROWS: usize = 4096;
@@ -76,7 +76,7 @@ impl DataFileWriter {
             sort_order_id,
             options: options.clone(),
             arrow,
-            props: writer_properties(options),
+            props: writer_properties(options, schema),
             modes: options.metrics.resolve(schema),
             partitioner: Partitioner::new(spec, schema)?,
             namer: FileNamer::new(
@@ -86,6 +86,7 @@ impl DataFileWriter {
                 options.task_id,
                 options.operation_id,
                 options.file_suffix.clone(),
+                options.file_counter.clone(),
             ),
             open: HashMap::new(),
             clock: 0,
@@ -131,7 +132,9 @@ impl DataFileWriter {
 
     fn check_usable(&self) -> Result<()> {
         match &self.failed {
-            Some(reason) => Err(Error::WriterFailed { reason: reason.clone() }),
+            Some(reason) => Err(Error::WriterFailed {
+                reason: reason.clone(),
+            }),
             None => Ok(()),
         }
     }
@@ -179,7 +182,14 @@ impl DataFileWriter {
         }
         let dir = self.spec.partition_to_path(&self.schema, values)?;
         let path = self.namer.next_path(&dir);
-        let file = ParquetFile::create(&self.io, path, self.arrow.clone(), self.props.clone(), values.to_vec()).await?;
+        let file = ParquetFile::create(
+            &self.io,
+            path,
+            self.arrow.clone(),
+            self.props.clone(),
+            values.to_vec(),
+        )
+        .await?;
         self.clock += 1;
         self.open.insert(
             key.to_vec(),
@@ -216,7 +226,11 @@ impl DataFileWriter {
             let _ = self.abort().await;
             return Err(Error::WriterFailed { reason });
         }
-        let mut keys: Vec<(u64, Vec<u8>)> = self.open.iter().map(|(k, f)| (f.opened, k.clone())).collect();
+        let mut keys: Vec<(u64, Vec<u8>)> = self
+            .open
+            .iter()
+            .map(|(k, f)| (f.opened, k.clone()))
+            .collect();
         keys.sort();
         for (_, key) in keys {
             if let Err(e) = self.close_key(&key).await {
@@ -243,10 +257,10 @@ impl DataFileWriter {
             }
         }
         let paths: Vec<String> = self.closed.drain(..).map(|f| f.file_path).collect();
-        if !paths.is_empty() {
-            if let Err(e) = self.io.delete_many(paths).await {
-                first_error.get_or_insert(e.into());
-            }
+        if !paths.is_empty()
+            && let Err(e) = self.io.delete_many(paths).await
+        {
+            first_error.get_or_insert(e.into());
         }
         match first_error {
             Some(e) => Err(e),

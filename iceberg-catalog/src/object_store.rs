@@ -1,0 +1,333 @@
+//! The catalog-less object-store catalog: a table is a location, its pointer is the highest
+//! `metadata/v<N>.metadata.json` (Hadoop-table naming, which Java's `HadoopTables` reads),
+//! with a `metadata/version-hint.text` naming `N`.
+//!
+//! A commit creates `v<N+1>.metadata.json` with `put_if_absent`: of concurrent writers on
+//! base `v<N>` exactly one succeeds, the others get a conflict and retry. This is safe only
+//! on stores that honour conditional create: local disk, S3 with `If-None-Match` (AWS,
+//! MinIO, moto), GCS and Azure. [`ObjectStoreCatalog::open`] refuses any other scheme, and
+//! any store whose second conditional create of one probe object succeeds (an S3 clone that
+//! ignores `If-None-Match`).
+//!
+//! Tables map to `<warehouse>/<ns1>/<ns2>/<table>` as in Java's `HadoopCatalog`.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use iceberg_append::catalog::NamespaceIdent;
+use iceberg_append::{Catalog, Environment, SystemEnvironment, Table, TableCreation, TableIdent};
+use iceberg_io::FileIo;
+use iceberg_spec::TableMetadata;
+use iceberg_spec::properties::PARQUET_COMPRESSION;
+
+use crate::error::{Error, Result};
+
+/// The file naming the current version, as Java's `HadoopTableOperations` writes it.
+pub const VERSION_HINT_FILE: &str = "version-hint.text";
+
+/// Schemes whose stores honour conditional create.
+pub const SAFE_SCHEMES: &[&str] = &["file", "memory", "s3", "s3a", "gs", "abfss", "az"];
+
+/// `v<N>.metadata.json`.
+pub fn version_file_name(version: u32) -> String {
+    format!("v{version}.metadata.json")
+}
+
+/// The `N` of a `.../v<N>.metadata.json` path.
+pub fn parse_version(path: &str) -> Option<u32> {
+    let name = path.rsplit('/').next()?;
+    name.strip_prefix('v')?
+        .strip_suffix(".metadata.json")?
+        .parse()
+        .ok()
+}
+
+/// A catalog that needs only an object store (see the [module docs](self)).
+#[derive(Debug, Clone)]
+pub struct ObjectStoreCatalog {
+    warehouse: String,
+    io: FileIo,
+    env: Arc<dyn Environment>,
+}
+
+impl ObjectStoreCatalog {
+    /// Opens a catalog over `warehouse` with the system clock, after checking the store.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedStore`] for a store without conditional create; [`Error::Io`].
+    pub async fn open(io: FileIo, warehouse: &str) -> Result<Self> {
+        Self::open_with_env(io, warehouse, Arc::new(SystemEnvironment)).await
+    }
+
+    /// As [`ObjectStoreCatalog::open`], with an injected environment.
+    ///
+    /// # Errors
+    /// As [`ObjectStoreCatalog::open`].
+    pub async fn open_with_env(
+        io: FileIo,
+        warehouse: &str,
+        env: Arc<dyn Environment>,
+    ) -> Result<Self> {
+        let warehouse = warehouse.trim_end_matches('/').to_string();
+        let scheme = match warehouse.split_once("://") {
+            Some((scheme, _)) => scheme.to_string(),
+            None if warehouse.starts_with('/') || warehouse.starts_with("file:") => "file".into(),
+            None => String::new(),
+        };
+        if !SAFE_SCHEMES.contains(&scheme.as_str()) {
+            return Err(Error::UnsupportedStore {
+                location: warehouse,
+                reason: format!(
+                    "scheme `{scheme}` is not known to honour conditional create (safe: {})",
+                    SAFE_SCHEMES.join(", ")
+                ),
+            });
+        }
+        let probe = format!("{warehouse}/.iceberg-catalog-probe-{}", env.new_uuid());
+        let io_err = |source| Error::Io {
+            location: warehouse.clone(),
+            source,
+        };
+        io.put_if_absent(&probe, Bytes::from_static(b"1"))
+            .await
+            .map_err(io_err)?;
+        let second = io.put_if_absent(&probe, Bytes::from_static(b"2")).await;
+        let _ = io.delete(&probe).await;
+        match second {
+            Err(e) if e.is_already_exists() => Ok(Self { warehouse, io, env }),
+            Err(e) => Err(io_err(e)),
+            Ok(()) => Err(Error::UnsupportedStore {
+                location: warehouse,
+                reason: "a second conditional create of one object succeeded".into(),
+            }),
+        }
+    }
+
+    /// `<warehouse>/<ns1>/.../<table>`.
+    pub fn table_location(&self, ident: &TableIdent) -> String {
+        format!(
+            "{}/{}/{}",
+            self.warehouse,
+            ident.namespace.join("/"),
+            ident.name
+        )
+    }
+
+    /// Loads the table at `location`: the version of the hint, or of the highest listed
+    /// file, then any later versions a writer created before dying ahead of its hint.
+    ///
+    /// # Errors
+    /// [`iceberg_append::Error::NoSuchTable`] when there is no metadata file.
+    pub async fn load_at(&self, location: &str) -> iceberg_append::Result<Table> {
+        let dir = format!("{location}/metadata");
+        let hinted = match self.io.read(&format!("{dir}/{VERSION_HINT_FILE}")).await {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).trim().parse::<u32>().ok(),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.into()),
+        };
+        let mut version = match hinted {
+            Some(v) => v,
+            None => self
+                .io
+                .list(&dir)
+                .await?
+                .iter()
+                .filter_map(|p| parse_version(p))
+                .max()
+                .ok_or_else(|| iceberg_append::Error::NoSuchTable {
+                    table: location.to_string(),
+                })?,
+        };
+        while self
+            .io
+            .exists(&format!("{dir}/{}", version_file_name(version + 1)))
+            .await?
+        {
+            version += 1;
+        }
+        match Table::load(&self.io, &format!("{dir}/{}", version_file_name(version))).await {
+            Err(iceberg_append::Error::Io(e)) if e.is_not_found() => {
+                Err(iceberg_append::Error::NoSuchTable {
+                    table: location.to_string(),
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// Creates a table at `location` (`creation.location` is ignored) as `v1.metadata.json`;
+    /// of concurrent creators exactly one wins.
+    ///
+    /// # Errors
+    /// [`iceberg_append::Error::TableAlreadyExists`] for the losers; invalid definitions.
+    pub async fn create_at(
+        &self,
+        location: &str,
+        creation: TableCreation,
+    ) -> iceberg_append::Result<Table> {
+        let mut properties = creation.properties;
+        properties
+            .entry(PARQUET_COMPRESSION.to_string())
+            .or_insert_with(|| "zstd".to_string());
+        let meta = TableMetadata::new_table(
+            creation.format_version,
+            self.env.new_uuid(),
+            location,
+            creation.schema,
+            creation.spec,
+            creation.sort_order,
+            properties,
+            self.env.now_ms(),
+        )?;
+        let path = format!("{location}/metadata/{}", version_file_name(1));
+        match self
+            .io
+            .put_if_absent(&path, Bytes::from(meta.to_json()?))
+            .await
+        {
+            Ok(()) => {}
+            Err(e) if e.is_already_exists() => {
+                return Err(iceberg_append::Error::TableAlreadyExists {
+                    table: location.to_string(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        }
+        self.write_hint(location, 1).await;
+        Ok(Table {
+            metadata_location: Some(path),
+            metadata: meta,
+        })
+    }
+
+    /// Best effort: readers also probe past the hint.
+    async fn write_hint(&self, location: &str, version: u32) {
+        let hint = format!("{location}/metadata/{VERSION_HINT_FILE}");
+        let _ = self.io.put(&hint, Bytes::from(version.to_string())).await;
+    }
+}
+
+#[async_trait]
+impl Catalog for ObjectStoreCatalog {
+    async fn load_table(&self, ident: &TableIdent) -> iceberg_append::Result<Table> {
+        self.load_at(&self.table_location(ident))
+            .await
+            .map_err(|e| match e {
+                iceberg_append::Error::NoSuchTable { .. } => iceberg_append::Error::NoSuchTable {
+                    table: ident.to_string(),
+                },
+                other => other,
+            })
+    }
+
+    async fn create_table(
+        &self,
+        ident: &TableIdent,
+        creation: TableCreation,
+    ) -> iceberg_append::Result<Table> {
+        self.create_at(&self.table_location(ident), creation)
+            .await
+            .map_err(|e| match e {
+                iceberg_append::Error::TableAlreadyExists { .. } => {
+                    iceberg_append::Error::TableAlreadyExists {
+                        table: ident.to_string(),
+                    }
+                }
+                other => other,
+            })
+    }
+
+    async fn commit(
+        &self,
+        ident: &TableIdent,
+        base_location: &str,
+        new_metadata: &TableMetadata,
+    ) -> iceberg_append::Result<String> {
+        let location = self.table_location(ident);
+        let base = parse_version(base_location).ok_or_else(|| iceberg_append::Error::Catalog {
+            table: ident.to_string(),
+            reason: format!("base {base_location} is not a v<N>.metadata.json file"),
+        })?;
+        let path = format!("{location}/metadata/{}", version_file_name(base + 1));
+        match self
+            .io
+            .put_if_absent(&path, Bytes::from(new_metadata.to_json()?))
+            .await
+        {
+            Ok(()) => {
+                self.write_hint(&location, base + 1).await;
+                Ok(path)
+            }
+            Err(e) if e.is_already_exists() => Err(iceberg_append::Error::CommitConflict {
+                table: ident.to_string(),
+                expected: Some(base_location.to_string()),
+                found: Some(path),
+            }),
+            // The create may have landed on a remote store before the error.
+            Err(e) => Err(iceberg_append::Error::CommitStateUnknown {
+                table: ident.to_string(),
+                snapshot_id: new_metadata.current_snapshot_id.unwrap_or_default(),
+                reason: format!("creating {path}: {e}"),
+            }),
+        }
+    }
+
+    fn io(&self) -> &FileIo {
+        &self.io
+    }
+
+    async fn list_tables(
+        &self,
+        namespace: &NamespaceIdent,
+    ) -> iceberg_append::Result<Vec<TableIdent>> {
+        let base = format!("{}/{}/", self.warehouse, namespace.levels().join("/"));
+        let names: BTreeSet<String> = self
+            .io
+            .list(base.trim_end_matches('/'))
+            .await?
+            .iter()
+            .filter_map(|p| {
+                let (name, rest) = p.strip_prefix(&base)?.split_once('/')?;
+                let file = rest.strip_prefix("metadata/")?;
+                parse_version(file).map(|_| name.to_string())
+            })
+            .collect();
+        Ok(names
+            .into_iter()
+            .map(|n| TableIdent::new(namespace.clone(), n))
+            .collect())
+    }
+
+    /// Deletes the table's `metadata/` folder (with `purge`, first every file it reaches).
+    async fn drop_table(&self, ident: &TableIdent, purge: bool) -> iceberg_append::Result<()> {
+        let table = self.load_table(ident).await?;
+        if purge {
+            self.purge_table_files(&table).await?;
+        }
+        let dir = format!("{}/metadata", self.table_location(ident));
+        let files = self.io.list(&dir).await?;
+        self.io.delete_many(files).await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hadoop_names() {
+        assert_eq!(version_file_name(7), "v7.metadata.json");
+        assert_eq!(
+            parse_version("s3://b/t/metadata/v12.metadata.json"),
+            Some(12)
+        );
+        assert_eq!(
+            parse_version("s3://b/t/metadata/00012-x.metadata.json"),
+            None
+        );
+        assert_eq!(parse_version("s3://b/t/metadata/version-hint.text"), None);
+    }
+}

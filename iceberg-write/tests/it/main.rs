@@ -1,0 +1,10 @@
+//! Integration tests of iceberg-write: files written to an in-memory FileIo, read back with
+//! parquet, metrics checked against the checklist.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod common;
+mod layout;
+mod metrics;
+mod partitioned;
+mod props;
+mod streaming;

@@ -1,0 +1,60 @@
+//! Helpers shared by the catalog tests: a small table, batches, and appends through any
+//! catalog.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use iceberg_append::{Catalog, CommitOutcome, Environment, TableIdent, commit_append};
+use iceberg_spec::{NestedField, PrimitiveType, Schema};
+
+/// `id long required, name string optional`.
+pub(crate) fn schema() -> Schema {
+    Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            NestedField::optional(2, "name", PrimitiveType::String),
+        ],
+    )
+    .unwrap()
+}
+
+/// Rows `ids` with names `n<id>`, shaped by the table's current schema.
+pub(crate) fn batch(schema: &Schema, ids: impl IntoIterator<Item = i64>) -> RecordBatch {
+    let arrow = Arc::new(iceberg_write::arrow_schema(schema).unwrap());
+    let ids: Vec<i64> = ids.into_iter().collect();
+    let names: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(ids)),
+        Arc::new(StringArray::from(names)),
+    ];
+    RecordBatch::try_new(arrow, cols).unwrap()
+}
+
+/// Writes `ids` as a data file of the table's current shape and appends it.
+pub(crate) async fn append_ids(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    ids: impl IntoIterator<Item = i64>,
+    env: &dyn Environment,
+) -> CommitOutcome {
+    let table = catalog.load_table(ident).await.unwrap();
+    let meta = &table.metadata;
+    let schema = meta.current_schema().unwrap();
+    let options = iceberg_write::WriteOptions::from_table_properties(&meta.properties).unwrap();
+    let files = iceberg_write::write_data_files(
+        catalog.io(),
+        &meta.location,
+        &[batch(schema, ids)],
+        schema,
+        meta.default_spec().unwrap(),
+        None,
+        &options,
+    )
+    .await
+    .unwrap();
+    commit_append(catalog, ident, files, BTreeMap::new(), env)
+        .await
+        .unwrap()
+}
