@@ -32,7 +32,7 @@ pub struct AppendResult {
     pub snapshot_id: i64,
     /// The manifest list of this attempt.
     pub manifest_list: String,
-    /// The manifests this append wrote.
+    /// The manifests this attempt wrote and lists (new data manifests and merged ones).
     pub manifest_paths: Vec<String>,
     /// The data files it adds.
     pub data_files: Vec<DataFile>,
@@ -302,8 +302,7 @@ impl PendingAppend {
             metadata: plan.metadata,
             snapshot_id: self.snapshot_id,
             manifest_list: manifest_list_path,
-            manifest_paths: self
-                .new_manifests
+            manifest_paths: new_manifests
                 .iter()
                 .map(|m| m.manifest_path.clone())
                 .collect(),

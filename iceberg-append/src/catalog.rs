@@ -530,10 +530,10 @@ impl Catalog for InMemoryCatalog {
     ) -> Result<Vec<NamespaceIdent>> {
         let state = self.state(&parent.map(ToString::to_string).unwrap_or_default())?;
         let prefix: &[String] = parent.map(NamespaceIdent::levels).unwrap_or_default();
-        if let Some(p) = parent {
-            if !state.namespace_exists(p) {
-                return Err(no_such_namespace(p));
-            }
+        if let Some(p) = parent
+            && !state.namespace_exists(p)
+        {
+            return Err(no_such_namespace(p));
         }
         let all = state
             .namespaces

@@ -113,6 +113,9 @@ async fn run_with(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>, props: &[(&s
     creation
         .properties
         .insert("commit.retry.max-wait-ms".into(), "2".into());
+    for (k, v) in props {
+        creation.properties.insert((*k).into(), (*v).into());
+    }
     catalog.create_table(&ident, creation).await.unwrap();
 
     let mut expected_rows = 0i64;
@@ -389,4 +392,30 @@ async fn conflict_reuses_snapshot_id_and_manifests() {
             .count(),
         1
     );
+}
+
+#[tokio::test]
+async fn merges_happen_and_keep_what_they_list() {
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 7, 3));
+    let io = FileIo::memory();
+    let catalog = InMemoryCatalog::new(io.clone(), env.clone());
+    let ident = TableIdent::parse("db.t").unwrap();
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    let mut creation = TableCreation::new("memory://wh/db/t", schema);
+    creation.properties.insert("commit.manifest.min-count-to-merge".into(), "2".into());
+    catalog.create_table(&ident, creation).await.unwrap();
+    for i in 0..3 {
+        commit_append(&catalog, &ident, vec![file(&format!("m{i}"), 4)], BTreeMap::new(), env.as_ref())
+            .await
+            .unwrap();
+    }
+    let table = catalog.load_table(&ident).await.unwrap();
+    let snap = table.metadata.current_snapshot().unwrap();
+    let summary = snap.summary.as_ref().unwrap();
+    assert_eq!(summary.get_i64("manifests-replaced"), Some(1), "{summary:?}");
+    let list = read_manifest_list(&io, snap.manifest_list.as_deref()).await.unwrap();
+    assert_eq!(list.len(), 1, "everything folded into one manifest");
+    assert_eq!(list[0].added_files_count, Some(1));
+    assert_eq!(list[0].existing_files_count, Some(2));
+    assert!(io.exists(&list[0].manifest_path).await.unwrap());
 }
