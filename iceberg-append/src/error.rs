@@ -67,16 +67,46 @@ pub enum Error {
         reason: String,
     },
     /// The commit may or may not have landed (the catalog did not answer); nothing was deleted.
-    #[error("commit of snapshot {snapshot_id} to {table} has an unknown outcome: {reason}")]
+    #[error("commit of snapshot {snapshot_id:?} to {table} has an unknown outcome: {reason}")]
     CommitStateUnknown {
         /// The table.
         table: String,
-        /// The snapshot that may have been committed.
-        snapshot_id: i64,
+        /// The snapshot that may have been committed, when known.
+        snapshot_id: Option<i64>,
         /// What went wrong.
         reason: String,
     },
-    /// A table or namespace that the catalog does not know.
+    /// A namespace that the catalog does not know.
+    #[error("no such namespace {namespace}")]
+    NoSuchNamespace {
+        /// The namespace.
+        namespace: String,
+    },
+    /// A namespace that already exists.
+    #[error("namespace {namespace} already exists")]
+    NamespaceAlreadyExists {
+        /// The namespace.
+        namespace: String,
+    },
+    /// A namespace that still holds tables.
+    #[error("namespace {namespace} is not empty: it holds {tables} table(s)")]
+    NamespaceNotEmpty {
+        /// The namespace.
+        namespace: String,
+        /// Tables still in it.
+        tables: usize,
+    },
+    /// An operation this catalog does not offer.
+    #[error("{operation} is not supported by {catalog} (on {target})")]
+    Unsupported {
+        /// The operation.
+        operation: String,
+        /// The catalog.
+        catalog: String,
+        /// The table or namespace it was asked about.
+        target: String,
+    },
+    /// A table that the catalog does not know.
     #[error("no such table {table}")]
     NoSuchTable {
         /// The table.
@@ -125,6 +155,17 @@ impl Error {
 
     /// True for a table or namespace that does not exist.
     pub fn is_not_found(&self) -> bool {
-        matches!(self, Self::NoSuchTable { .. })
+        matches!(
+            self,
+            Self::NoSuchTable { .. } | Self::NoSuchNamespace { .. }
+        )
+    }
+
+    /// True for a table or namespace that already exists.
+    pub fn is_already_exists(&self) -> bool {
+        matches!(
+            self,
+            Self::TableAlreadyExists { .. } | Self::NamespaceAlreadyExists { .. }
+        )
     }
 }

@@ -58,7 +58,7 @@ pub use append::{
     AppendMode, AppendResult, OP_APPEND, prepare_append, prepare_append_with_mode,
     read_manifest_list,
 };
-pub use catalog::{Catalog, InMemoryCatalog, TableIdent};
+pub use catalog::{Catalog, InMemoryCatalog, NamespaceIdent, TableIdent};
 pub use commit::{CommitOutcome, commit_append, commit_append_with_mode, commit_fast_append};
 pub use env::{DeterministicEnvironment, Environment, SystemEnvironment};
 pub use error::{Error, Result};

@@ -103,11 +103,12 @@ pub fn inherit(manifest: &ManifestFile, entries: Vec<ManifestEntry>) -> Vec<Mani
             }
             e.file_sequence_number
                 .get_or_insert(manifest.sequence_number);
-            if e.data_file.first_row_id.is_none() && e.status != ManifestStatus::Deleted {
-                if let Some(next) = next_row_id.as_mut() {
-                    e.data_file.first_row_id = Some(*next);
-                    *next += e.data_file.record_count;
-                }
+            if e.data_file.first_row_id.is_none()
+                && e.status != ManifestStatus::Deleted
+                && let Some(next) = next_row_id.as_mut()
+            {
+                e.data_file.first_row_id = Some(*next);
+                *next += e.data_file.record_count;
             }
             e
         })

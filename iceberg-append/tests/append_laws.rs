@@ -402,18 +402,32 @@ async fn merges_happen_and_keep_what_they_list() {
     let ident = TableIdent::parse("db.t").unwrap();
     let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
     let mut creation = TableCreation::new("memory://wh/db/t", schema);
-    creation.properties.insert("commit.manifest.min-count-to-merge".into(), "2".into());
+    creation
+        .properties
+        .insert("commit.manifest.min-count-to-merge".into(), "2".into());
     catalog.create_table(&ident, creation).await.unwrap();
     for i in 0..3 {
-        commit_append(&catalog, &ident, vec![file(&format!("m{i}"), 4)], BTreeMap::new(), env.as_ref())
-            .await
-            .unwrap();
+        commit_append(
+            &catalog,
+            &ident,
+            vec![file(&format!("m{i}"), 4)],
+            BTreeMap::new(),
+            env.as_ref(),
+        )
+        .await
+        .unwrap();
     }
     let table = catalog.load_table(&ident).await.unwrap();
     let snap = table.metadata.current_snapshot().unwrap();
     let summary = snap.summary.as_ref().unwrap();
-    assert_eq!(summary.get_i64("manifests-replaced"), Some(1), "{summary:?}");
-    let list = read_manifest_list(&io, snap.manifest_list.as_deref()).await.unwrap();
+    assert_eq!(
+        summary.get_i64("manifests-replaced"),
+        Some(1),
+        "{summary:?}"
+    );
+    let list = read_manifest_list(&io, snap.manifest_list.as_deref())
+        .await
+        .unwrap();
     assert_eq!(list.len(), 1, "everything folded into one manifest");
     assert_eq!(list[0].added_files_count, Some(1));
     assert_eq!(list[0].existing_files_count, Some(2));

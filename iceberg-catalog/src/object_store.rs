@@ -268,7 +268,7 @@ impl Catalog for ObjectStoreCatalog {
             // The create may have landed on a remote store before the error.
             Err(e) => Err(iceberg_append::Error::CommitStateUnknown {
                 table: ident.to_string(),
-                snapshot_id: new_metadata.current_snapshot_id.unwrap_or_default(),
+                snapshot_id: new_metadata.current_snapshot_id,
                 reason: format!("creating {path}: {e}"),
             }),
         }

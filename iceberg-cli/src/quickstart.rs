@@ -7,12 +7,11 @@ use arrow_array::{
     ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
     TimestampMicrosecondArray,
 };
-use iceberg_append::{
-    SystemEnvironment, Table, TableCreation, create_table, write_and_prepare_append,
-    write_metadata_file,
-};
-use iceberg_io::FileIo;
+use iceberg_append::catalog::NamespaceIdent;
+use iceberg_append::{Catalog, SystemEnvironment, TableCreation, TableIdent, commit_append};
+use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
 use iceberg_spec::{FormatVersion, NestedField, PartitionSpec, PrimitiveType, Schema, Transform};
+use iceberg_write::{WriteOptions, write_data_files};
 use rand::{Rng, SeedableRng};
 
 use crate::tree;
@@ -71,30 +70,35 @@ fn sample(
     Ok(RecordBatch::try_new(schema.clone(), cols)?)
 }
 
-/// Creates (or continues) `demo.events` under `warehouse` and appends three batches.
+/// Creates (or continues) `demo.events` in the warehouse's SQLite catalog and appends three batches.
 pub(crate) async fn run(warehouse: &Path, rows: usize) -> Result<(), BoxError> {
     std::fs::create_dir_all(warehouse)?;
     let root = std::fs::canonicalize(warehouse)?;
-    let location = format!("file://{}/demo/events", root.display());
-    let io = FileIo::from_location(&location, &Default::default())?;
+    let catalog = SqlCatalog::connect(SqlCatalogConfig::local(&root)).await?;
     let env = SystemEnvironment;
-    let schema = events_schema()?;
-    let mut table = match tree::latest_metadata(&io, &location).await? {
-        Some(loc) => {
-            println!("continuing table at {location}");
-            Table::load(&io, &loc).await?
-        }
-        None => {
-            let mut creation = TableCreation::new(location.clone(), schema.clone());
-            creation.spec = PartitionSpec::builder(&schema)
-                .add("ts", Transform::Day)?
-                .build()?;
-            creation.format_version = FormatVersion::V2;
-            let t = create_table(&io, creation, &env).await?;
-            println!("created table demo.events at {location}, partitioned by day(ts)");
-            t
-        }
+    let demo = NamespaceIdent::parse("demo").ok_or("bad namespace")?;
+    if !catalog.namespace_exists(&demo).await? {
+        catalog.create_namespace(&demo, Default::default()).await?;
+    }
+    let ident = TableIdent::new(demo, "events");
+    let mut table = if catalog.table_exists(&ident).await? {
+        println!("continuing table demo.events");
+        catalog.load_table(&ident).await?
+    } else {
+        let schema = events_schema()?;
+        let mut creation = TableCreation::new("", schema.clone());
+        creation.spec = PartitionSpec::builder(&schema)
+            .add("ts", Transform::Day)?
+            .build()?;
+        creation.format_version = FormatVersion::V2;
+        let t = catalog.create_table(&ident, creation).await?;
+        println!(
+            "created table demo.events at {}, partitioned by day(ts)",
+            t.metadata.location
+        );
+        t
     };
+    let io = catalog.io().clone();
     let arrow = Arc::new(iceberg_write::arrow_schema(
         table.metadata.current_schema()?,
     )?);
@@ -104,37 +108,43 @@ pub(crate) async fn run(warehouse: &Path, rows: usize) -> Result<(), BoxError> {
         .and_then(|s| s.summary.as_ref()?.get_i64("total-records"))
         .unwrap_or(0);
     for commit in 0..3u64 {
-        let batch = sample(
-            &arrow,
-            first_id + (commit as i64) * rows as i64,
-            rows,
-            first_id as u64 + commit,
-        )?;
+        let start = first_id + (commit as i64) * rows as i64;
+        let batch = sample(&arrow, start, rows, first_id as u64 + commit)?;
         let started = std::time::Instant::now();
-        let result = write_and_prepare_append(&io, &table, &[batch], &env).await?;
-        let loc = write_metadata_file(
+        let meta = &table.metadata;
+        let options = WriteOptions::from_table_properties(&meta.properties)?;
+        let files = write_data_files(
             &io,
-            &result.metadata,
-            table.metadata_location.as_deref(),
-            &env,
+            &meta.location,
+            &[batch],
+            meta.current_schema()?,
+            meta.default_spec()?,
+            None,
+            &options,
         )
         .await?;
+        let n_files = files.len();
+        let done = commit_append(&catalog, &ident, files, Default::default(), &env).await?;
         println!(
             "append {}: snapshot {} added {} rows in {} files ({:.0} ms)",
             commit + 1,
-            result.snapshot_id,
-            result.added_records(),
-            result.data_files.len(),
+            done.snapshot_id,
+            done.added_records,
+            n_files,
             started.elapsed().as_secs_f64() * 1000.0
         );
-        table = Table::load(&io, &loc).await?;
+        table = catalog.load_table(&ident).await?;
     }
     println!();
     tree::print(&io, &table).await?;
-    let loc = table.metadata_location.clone().unwrap_or_default();
     println!("\nOpen it from PyIceberg:");
-    println!("  from pyiceberg.table import StaticTable");
-    println!("  t = StaticTable.from_metadata(\"{loc}\")");
-    println!("  print(t.scan().to_arrow().num_rows)");
+    println!("  from pyiceberg.catalog.sql import SqlCatalog");
+    println!(
+        "  catalog = SqlCatalog(\"default\", uri=\"sqlite:///{}/catalog.db\", warehouse=\"file://{}\")",
+        root.display(),
+        root.display()
+    );
+    println!("  print(catalog.load_table(\"demo.events\").scan().to_arrow().num_rows)");
+    catalog.close().await;
     Ok(())
 }

@@ -1,37 +1,15 @@
 //! The metadata tree of a snapshot: metadata file, manifest list, manifests, data files,
 //! marking what the snapshot wrote and what it carried by reference.
 
+use std::io::Write;
 use std::path::Path;
 
 use iceberg_append::manifest::decode_manifest;
-use iceberg_append::{Table, read_manifest_list};
+use iceberg_append::{Catalog, Table, TableIdent, read_manifest_list};
+use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
 use iceberg_io::FileIo;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// The newest `*.metadata.json` under `<location>/metadata`, by its version prefix.
-pub(crate) async fn latest_metadata(
-    io: &FileIo,
-    location: &str,
-) -> Result<Option<String>, BoxError> {
-    let files = match io.list(&format!("{location}/metadata/")).await {
-        Ok(f) => f,
-        Err(e) if e.is_not_found() => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    let version = |p: &str| {
-        p.rsplit('/')
-            .next()
-            .and_then(|n| n.split_once('-'))
-            .and_then(|(v, _)| v.parse::<u32>().ok())
-    };
-    Ok(files
-        .into_iter()
-        .filter(|p| p.ends_with(".metadata.json"))
-        .filter_map(|p| version(&p).map(|v| (v, p)))
-        .max()
-        .map(|(_, p)| p))
-}
 
 fn short(path: &str, location: &str) -> String {
     path.strip_prefix(location)
@@ -41,44 +19,50 @@ fn short(path: &str, location: &str) -> String {
 
 /// Prints the tree of the table's current snapshot.
 pub(crate) async fn print(io: &FileIo, table: &Table) -> Result<(), BoxError> {
+    let mut out = std::io::stdout().lock();
     let meta = &table.metadata;
     let loc = &meta.location;
     let Some(snap) = meta.current_snapshot() else {
-        println!(
+        writeln!(
+            out,
             "{} (no snapshot yet)",
             table.metadata_location.as_deref().unwrap_or("?")
-        );
+        )?;
         return Ok(());
     };
-    println!(
+    writeln!(
+        out,
         "{}",
         short(table.metadata_location.as_deref().unwrap_or("?"), loc)
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "└── snapshot {} (sequence {}, {})",
         snap.snapshot_id,
         snap.sequence_number,
         snap.operation().map_or("?", |o| o.as_str())
-    );
+    )?;
     let list = snap.manifest_list.as_deref();
-    println!("    └── {}  [new]", short(list.unwrap_or("?"), loc));
+    writeln!(out, "    └── {}  [new]", short(list.unwrap_or("?"), loc))?;
     let manifests = read_manifest_list(io, list).await?;
     for (i, m) in manifests.iter().enumerate() {
         let last = i + 1 == manifests.len();
         let new = m.added_snapshot_id == snap.snapshot_id;
-        println!(
+        writeln!(
+            out,
             "        {} {}  [{}; {} files, {} rows]",
             if last { "└──" } else { "├──" },
             short(&m.manifest_path, loc),
             if new { "new" } else { "carried by reference" },
             m.added_files_count.unwrap_or(0) + m.existing_files_count.unwrap_or(0),
             m.added_rows_count.unwrap_or(0) + m.existing_rows_count.unwrap_or(0),
-        );
+        )?;
         if new {
             let bytes = io.read(&m.manifest_path).await?;
             let decoded = decode_manifest(&m.manifest_path, &bytes)?;
             for (j, e) in decoded.entries.iter().enumerate() {
-                println!(
+                writeln!(
+                    out,
                     "        {}   {} {}  ({} rows, {} bytes)",
                     if last { " " } else { "│" },
                     if j + 1 == decoded.entries.len() {
@@ -89,24 +73,19 @@ pub(crate) async fn print(io: &FileIo, table: &Table) -> Result<(), BoxError> {
                     short(&e.data_file.file_path, loc),
                     e.data_file.record_count,
                     e.data_file.file_size_in_bytes
-                );
+                )?;
             }
         }
     }
     Ok(())
 }
 
-/// `iceberg tree ns.table`: the tree of a table under the warehouse.
+/// `iceberg tree ns.table`: the tree of a table in the warehouse's catalog.
 pub(crate) async fn run_for_name(warehouse: &Path, name: &str) -> Result<(), BoxError> {
-    let (ns, table) = name
-        .split_once('.')
+    let ident = TableIdent::parse(name)
         .ok_or_else(|| format!("table name `{name}` must be namespace.table"))?;
     let root = std::fs::canonicalize(warehouse)?;
-    let location = format!("file://{}/{ns}/{table}", root.display());
-    let io = FileIo::from_location(&location, &Default::default())?;
-    let loc = latest_metadata(&io, &location)
-        .await?
-        .ok_or_else(|| format!("no table {name} under {}", root.display()))?;
-    let t = Table::load(&io, &loc).await?;
-    print(&io, &t).await
+    let catalog = SqlCatalog::connect(SqlCatalogConfig::local(&root)).await?;
+    let table = catalog.load_table(&ident).await?;
+    print(catalog.io(), &table).await
 }

@@ -55,7 +55,7 @@ impl Catalog for LosesFirstAnswer {
         } else {
             Error::CommitStateUnknown {
                 table: ident.to_string(),
-                snapshot_id: new_metadata.current_snapshot_id.unwrap_or_default(),
+                snapshot_id: new_metadata.current_snapshot_id,
                 reason: "injected: connection lost after the UPDATE was sent".into(),
             }
         })

@@ -106,7 +106,10 @@ async fn catalog_we_append_to_a_pyiceberg_table_and_pyiceberg_reads_it() {
         .unwrap();
     let py_ns = NamespaceIdent::parse("py").unwrap();
     let ident = TableIdent::new(py_ns.clone(), "made");
-    assert_eq!(catalog.list_tables(&py_ns).await.unwrap(), [ident.clone()]);
+    assert_eq!(
+        catalog.list_tables(&py_ns).await.unwrap(),
+        std::slice::from_ref(&ident)
+    );
     let table = catalog.load_table(&ident).await.unwrap();
     assert_eq!(
         table.metadata_location.as_deref(),

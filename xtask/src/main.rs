@@ -4,10 +4,14 @@
 //!   readers (PyIceberg, pyarrow, fastavro) and moto's S3 server, then runs every test of the
 //!   workspace (nextest when installed, else `cargo test`) and the doctests, with the
 //!   external-reader tests required rather than skipped.
+//! - `cargo xtask bench [args]`: the end-to-end benchmarks of BENCHMARKS.md in release
+//!   (`iceberg-bench`; `--help` lists the args).
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+mod bench;
 
 /// Python packages the external-reader tests use, pinned.
 const PY_PACKAGES: &[&str] = &[
@@ -22,7 +26,8 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
         Some("venv") => venv().map(|p| println!("{}", p.display())),
-        _ => Err("usage: cargo xtask test [-- <test filter args>] | cargo xtask venv".to_string()),
+        Some("bench") => bench::bench(&args[1..]),
+        _ => Err("usage: cargo xtask test [-- <test filter args>] | cargo xtask venv | cargo xtask bench [args]".to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

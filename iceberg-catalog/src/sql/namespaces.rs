@@ -72,10 +72,10 @@ impl SqlCatalog {
         parent: Option<&NamespaceIdent>,
     ) -> Result<Vec<NamespaceIdent>> {
         let shown = parent.map(ToString::to_string).unwrap_or_default();
-        if let Some(p) = parent {
-            if !self.namespace_known(p).await? {
-                return Err(no_such_namespace(p));
-            }
+        if let Some(p) = parent
+            && !self.namespace_known(p).await?
+        {
+            return Err(no_such_namespace(p));
         }
         let sql = "SELECT table_namespace FROM iceberg_tables WHERE catalog_name = $1 \
                    UNION \

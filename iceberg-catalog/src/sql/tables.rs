@@ -165,7 +165,7 @@ impl Catalog for SqlCatalog {
             }
             Err(SwapError::Unknown(e)) => Err(Error::CommitStateUnknown {
                 table: ident.to_string(),
-                snapshot_id: new_metadata.current_snapshot_id.unwrap_or_default(),
+                snapshot_id: new_metadata.current_snapshot_id,
                 reason: format!("no answer to the pointer swap to {new_location}: {e}"),
             }),
         }

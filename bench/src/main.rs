@@ -1,0 +1,140 @@
+//! `iceberg-bench`: the end-to-end benchmarks behind BENCHMARKS.md (`cargo xtask bench`).
+//!
+//! - `write`: the events data set of issue 4 written by plain parquet `ArrowWriter` already
+//!   split by day (the floor) and by our `write_data_files` + fast append into a `day(ts)`
+//!   table, interleaved, medians and ratios; PyIceberg and pyarrow too when available.
+//! - `commit`: commit latency after 1, 100 and 1,000 prior appends (fast and merge append),
+//!   and one commit of 100,000 data files (issue 5).
+//!
+//! Everything runs on local disk under `target/bench-tmp` and is deleted afterwards.
+
+mod commit;
+mod data;
+mod measure;
+mod python;
+mod write;
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, ValueEnum};
+
+/// End-to-end benchmarks: partitioned write against a Parquet floor, and commit latency.
+#[derive(Debug, Parser)]
+#[command(name = "iceberg-bench")]
+struct Cli {
+    /// Which benchmark to run.
+    #[arg(value_enum, default_value_t = Which::All)]
+    which: Which,
+    /// Rows of the events data set (issue 4 uses 5,000,000).
+    #[arg(long, default_value_t = 5_000_000)]
+    rows: usize,
+    /// Interleaved repetitions of each writer (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Skip the variant with two concurrent writer tasks.
+    #[arg(long)]
+    no_two_writers: bool,
+    /// Skip PyIceberg / pyarrow even when a python with them is found.
+    #[arg(long)]
+    no_python: bool,
+    /// Prior-append counts at which commit latency is sampled.
+    #[arg(long, value_delimiter = ',', default_value = "1,100,1000")]
+    points: Vec<usize>,
+    /// Commits timed at each point (the median is reported).
+    #[arg(long, default_value_t = 20)]
+    samples: usize,
+    /// Data files in the single big commit (0 skips it).
+    #[arg(long, default_value_t = 100_000)]
+    big_files: usize,
+    /// Scratch folder (default `<workspace>/target/bench-tmp`).
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Which {
+    /// Both benchmarks.
+    All,
+    /// The end-to-end write benchmark.
+    Write,
+    /// The commit benchmarks.
+    Commit,
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Machine facts printed with every run.
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map(|kb| format!("{:.1} GiB", kb / 1024.0 / 1024.0))
+        .unwrap_or_else(|| "unknown memory".into());
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    format!("{cores} cores, {cpu}, {mem}")
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
+    let cli = Cli::parse();
+    let root = workspace_root();
+    let work_dir = cli
+        .work_dir
+        .clone()
+        .unwrap_or_else(|| root.join("target").join("bench-tmp"));
+    std::fs::create_dir_all(&work_dir)?;
+    let work_dir = work_dir.canonicalize()?;
+    println!("machine: {}", machine());
+    if cfg!(debug_assertions) {
+        println!("WARNING: debug build; run with --release for meaningful numbers");
+    }
+    if matches!(cli.which, Which::All | Which::Write) {
+        println!("\n## write (issue 4)\n");
+        let python = if cli.no_python {
+            None
+        } else {
+            python::find_python(&root)
+        };
+        write::run(&write::WriteArgs {
+            rows: cli.rows,
+            repeats: cli.repeats.max(1),
+            work_dir: work_dir.clone(),
+            python,
+            two_writers: !cli.no_two_writers,
+        })
+        .await?;
+    }
+    if matches!(cli.which, Which::All | Which::Commit) {
+        println!("\n## commit (issue 5)\n");
+        commit::run(&commit::CommitArgs {
+            work_dir: work_dir.clone(),
+            points: cli.points.clone(),
+            samples: cli.samples.max(1),
+            big_files: cli.big_files,
+        })
+        .await?;
+    }
+    Ok(())
+}
