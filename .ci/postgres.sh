@@ -5,10 +5,11 @@
 #   bash .ci/postgres.sh start | stop                                     # by hand
 #
 # start_postgres installs Debian's `postgresql` when no initdb is found, makes a cluster
-# under target/postgres (owned by an unprivileged user when run as root: postgres refuses
+# under $TMPDIR/iceberg-ci-postgres (owned by an unprivileged user when run as root: postgres refuses
 # root), starts it, creates the database `iceberg_test` and exports ICEBERG_TEST_POSTGRES_URL.
 
-PG_ROOT="${PG_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/target/postgres}"
+# Outside the checkout: the unprivileged server user may not be able to enter its path.
+PG_ROOT="${PG_ROOT:-${TMPDIR:-/tmp}/iceberg-ci-postgres}"
 PG_USER_OS="${PG_USER_OS:-iceberg_pg}"
 
 _pg_find_bin() {
