@@ -9,4 +9,6 @@ mod catalog_faults;
 mod catalog_merge;
 mod catalog_pyiceberg;
 mod external;
+mod layers;
 mod pyiceberg_append;
+mod readme;
