@@ -118,7 +118,11 @@ pub async fn commit_append_with_mode(
             Ok(location) => {
                 let mut keep = result.manifest_paths.clone();
                 keep.push(result.manifest_list.clone());
-                cleanup(&io, written(&pending, &lists, &keep)).await;
+                let mut stale = written(&pending, &lists, &keep);
+                if props.metadata_delete_after_commit {
+                    stale.extend(expired_metadata_files(&base, &result.metadata));
+                }
+                cleanup(&io, stale).await;
                 return Ok(CommitOutcome {
                     snapshot_id: result.snapshot_id,
                     metadata_location: location,
@@ -166,6 +170,26 @@ pub async fn commit_append_with_mode(
             }
         }
     }
+}
+
+/// Metadata files of the base (its log and itself) that the new log no longer lists: with
+/// `write.metadata.delete-after-commit.enabled` they are deleted, as Java does.
+fn expired_metadata_files(
+    base: &crate::table::Table,
+    new: &iceberg_spec::TableMetadata,
+) -> Vec<String> {
+    let kept: std::collections::HashSet<&str> = new
+        .metadata_log
+        .iter()
+        .map(|e| e.metadata_file.as_str())
+        .collect();
+    base.metadata
+        .metadata_log
+        .iter()
+        .map(|e| e.metadata_file.clone())
+        .chain(base.metadata_location.clone())
+        .filter(|f| !kept.contains(f.as_str()))
+        .collect()
 }
 
 /// Exponential backoff from `min_ms` doubling per attempt up to `max_ms`, with up to 10%

@@ -433,3 +433,50 @@ async fn merges_happen_and_keep_what_they_list() {
     assert_eq!(list[0].existing_files_count, Some(2));
     assert!(io.exists(&list[0].manifest_path).await.unwrap());
 }
+
+async fn metadata_files_after_five_commits(props: &[(&str, &str)]) -> (usize, Table) {
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 7, 8));
+    let io = FileIo::memory();
+    let catalog = InMemoryCatalog::new(io.clone(), env.clone());
+    let ident = TableIdent::parse("db.t").unwrap();
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    let mut creation = TableCreation::new("memory://wh/db/t", schema);
+    for (k, v) in props {
+        creation.properties.insert((*k).into(), (*v).into());
+    }
+    catalog.create_table(&ident, creation).await.unwrap();
+    for i in 0..5 {
+        commit_append(
+            &catalog,
+            &ident,
+            vec![file(&format!("d{i}"), 1)],
+            BTreeMap::new(),
+            env.as_ref(),
+        )
+        .await
+        .unwrap();
+    }
+    let files = io.list("memory://wh/db/t/metadata/").await.unwrap();
+    let n = files
+        .iter()
+        .filter(|f| f.ends_with(".metadata.json"))
+        .count();
+    (n, catalog.load_table(&ident).await.unwrap())
+}
+
+#[tokio::test]
+async fn old_metadata_files_deleted_only_when_asked() {
+    let (kept_all, _) =
+        metadata_files_after_five_commits(&[("write.metadata.previous-versions-max", "2")]).await;
+    assert_eq!(
+        kept_all, 6,
+        "without delete-after-commit every version stays"
+    );
+    let (n, table) = metadata_files_after_five_commits(&[
+        ("write.metadata.previous-versions-max", "2"),
+        ("write.metadata.delete-after-commit.enabled", "true"),
+    ])
+    .await;
+    assert_eq!(table.metadata.metadata_log.len(), 2);
+    assert_eq!(n, 3, "the current file and the two the log keeps");
+}
