@@ -81,6 +81,9 @@ impl Catalog for FaultyCatalog {
     }
 }
 
+/// Live files by path: (snapshot id, data sequence number, first row id, record count).
+type LiveFiles = HashMap<String, (i64, i64, Option<i64>, i64)>;
+
 fn file(name: &str, rows: i64) -> DataFile {
     DataFile {
         file_path: format!("memory://wh/db/t/data/{name}.parquet"),
@@ -182,10 +185,7 @@ async fn run_with(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>, props: &[(&s
     // without merges every parent manifest is still listed.
     let io = catalog.io();
     let merging = !props.is_empty();
-    let mut previous: Option<(
-        HashSet<String>,
-        HashMap<String, (i64, i64, Option<i64>, i64)>,
-    )> = None;
+    let mut previous: Option<(HashSet<String>, LiveFiles)> = None;
     for s in chain.iter().rev() {
         let list = read_manifest_list(io, s.manifest_list.as_deref())
             .await

@@ -394,5 +394,7 @@ impl MultipartUpload for RecordingUpload {
     }
 }
 
+pub mod moto;
+
 #[cfg(test)]
 mod tests;

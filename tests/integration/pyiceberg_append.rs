@@ -1,5 +1,6 @@
 //! Create a table, append three times, and let PyIceberg scan it and inspect its entries.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{
@@ -67,7 +68,7 @@ fn batch(arrow: &arrow_schema::SchemaRef, b: i64) -> RecordBatch {
 const SCAN: &str = r#"
 import json, math, sys
 from pyiceberg.table import StaticTable
-t = StaticTable.from_metadata(sys.argv[1])
+t = StaticTable.from_metadata(sys.argv[1], properties=json.loads(sys.argv[2]))
 rows = t.scan().to_arrow().sort_by("id").to_pylist()
 def clean(v):
     if isinstance(v, float) and math.isnan(v):
@@ -98,12 +99,23 @@ print(json.dumps({"rows": [{k: clean(v) for k, v in r.items()} for r in rows],
 "#;
 
 async fn three_appends(version: FormatVersion, spec_of: impl Fn(&Schema) -> PartitionSpec) {
+    let dir = tempfile::tempdir().unwrap();
+    let location = format!("file://{}/db/events", dir.path().display());
+    three_appends_at(&location, &HashMap::new(), version, spec_of).await;
+}
+
+/// The same three appends at any location, with IO properties PyIceberg is given too.
+async fn three_appends_at(
+    location: &str,
+    props: &HashMap<String, String>,
+    version: FormatVersion,
+    spec_of: impl Fn(&Schema) -> PartitionSpec,
+) {
     let Some(python) = external::python("pyiceberg_reads_three_appends") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let location = format!("file://{}/db/events", dir.path().display());
-    let io = FileIo::from_location(&location, &Default::default()).unwrap();
+    let location = location.to_string();
+    let io = FileIo::from_location(&location, props).unwrap();
     let env = DeterministicEnvironment::new(1_700_000_000_000, 1000, 11);
     let s = schema();
     let mut creation = TableCreation::new(location.clone(), s.clone());
@@ -131,7 +143,8 @@ async fn three_appends(version: FormatVersion, spec_of: impl Fn(&Schema) -> Part
     let loc = table.metadata_location.clone().unwrap();
     assert!(loc.contains("/metadata/00003-"), "{loc}");
 
-    let out = external::run_json(&python, SCAN, &[&loc]);
+    let py_props = serde_json::to_string(props).unwrap();
+    let out = external::run_json(&python, SCAN, &[&loc, &py_props]);
 
     // Every row, exactly.
     let rows = out["rows"].as_array().unwrap();
@@ -241,6 +254,33 @@ async fn pyiceberg_reads_three_appends_identity_v2() {
 #[tokio::test]
 async fn pyiceberg_reads_three_appends_day_v1() {
     three_appends(FormatVersion::V1, |s| {
+        PartitionSpec::builder(s)
+            .add("ts", Transform::Day)
+            .unwrap()
+            .build()
+            .unwrap()
+    })
+    .await;
+}
+
+/// The same slice, unchanged but for the location and IO properties, on S3 (moto).
+#[tokio::test]
+async fn pyiceberg_reads_three_appends_on_s3() {
+    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+        return;
+    };
+    moto.create_bucket("warehouse");
+    let props: HashMap<String, String> = [
+        ("s3.endpoint", moto.endpoint.as_str()),
+        ("s3.access-key-id", "test"),
+        ("s3.secret-access-key", "test"),
+        ("s3.region", "us-east-1"),
+        ("s3.path-style-access", "true"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    three_appends_at("s3://warehouse/db/events", &props, FormatVersion::V2, |s| {
         PartitionSpec::builder(s)
             .add("ts", Transform::Day)
             .unwrap()

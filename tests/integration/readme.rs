@@ -21,7 +21,7 @@ async fn land(
             NestedField::optional(2, "ts", PrimitiveType::Timestamptz),
         ],
     )?;
-    let mut creation = TableCreation::new(&format!("{wh}/db/events"), schema.clone());
+    let mut creation = TableCreation::new(format!("{wh}/db/events"), schema.clone());
     creation.spec = PartitionSpec::builder(&schema)
         .add("ts", Transform::Day)?
         .build()?;
