@@ -82,10 +82,8 @@ pub async fn write_and_prepare_append(
 ) -> Result<AppendResult> {
     let meta = &table.metadata;
     let options = iceberg_write::WriteOptions::from_table_properties(&meta.properties)?;
-    let sort_order_id = meta
-        .default_sort_order()
-        .filter(|o| !o.is_unsorted())
-        .map(|o| o.order_id as i32);
+    // The writer does not sort rows yet, so no file claims a sort order (never a lie).
+    let sort_order_id = None;
     let files = iceberg_write::write_data_files(
         io,
         &meta.location,
