@@ -1,41 +1,42 @@
-//! The `iceberg` command.
+//! The `iceberg` command: land Parquet, CSV, NDJSON and Arrow IPC files in Iceberg tables
+//! and show what a commit wrote.
 //!
-//! `iceberg quickstart` writes a sample events table partitioned by `day(ts)` under
-//! `./warehouse` in three commits and prints the metadata tree it wrote.
+//! Module map:
+//! - `cli`: the clap definitions (global options, one struct per subcommand).
+//! - `catalog`: opening the catalog the global options name.
+//! - `commands`: one module per subcommand (`quickstart`, `create`, `append`, `inspect`,
+//!   `log`, `tree`).
+//! - `input`: globs, formats, and each format's streaming batch reader.
+//! - `schema_infer`: Arrow schema → Iceberg schema with fresh ids, as Java assigns them.
+//! - `partition_expr`: Spark-style partition and sort expressions.
+//! - `describe`: readable schema, spec and sort order.
+//! - `progress`: the progress bar of `append`.
 
-mod quickstart;
-mod tree;
+/// `println!` that returns a closed stdout as an error (`?`) instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*)?;
+    }};
+}
 
-use std::path::PathBuf;
+mod catalog;
+mod cli;
+mod commands;
+mod describe;
+mod input;
+mod partition_expr;
+mod progress;
+mod schema_infer;
+
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 
-/// Land data in Apache Iceberg tables and show what a commit wrote.
-#[derive(Debug, Parser)]
-#[command(name = "iceberg", version, about)]
-struct Cli {
-    /// Warehouse folder (tables go to `<warehouse>/<namespace>/<table>`).
-    #[arg(long, global = true, default_value = "./warehouse")]
-    warehouse: PathBuf,
-    #[command(subcommand)]
-    command: Command,
-}
+use crate::cli::{Cli, Command};
 
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Write a sample `demo.events` table in three appends and print its metadata tree.
-    Quickstart {
-        /// Rows per append.
-        #[arg(long, default_value_t = 100_000)]
-        rows: usize,
-    },
-    /// Print the metadata tree of a table's current snapshot.
-    Tree {
-        /// The table as `namespace.table`.
-        table: String,
-    },
-}
+/// The error of every command: a message a person can act on.
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -50,9 +51,17 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        match cli.command {
-            Command::Quickstart { rows } => quickstart::run(&cli.warehouse, rows).await,
-            Command::Tree { table } => tree::run_for_name(&cli.warehouse, &table).await,
+        match &cli.command {
+            Command::Quickstart { rows } => commands::quickstart::run(&cli, *rows).await,
+            Command::Create(args) => commands::create::run(&cli, args).await,
+            Command::Append(args) => commands::append::run(&cli, args).await,
+            Command::Inspect { table, files } => commands::inspect::run(&cli, table, *files).await,
+            Command::Log { table } => commands::log::run(&cli, table).await,
+            Command::Tree {
+                table,
+                snapshot,
+                dot,
+            } => commands::tree::run(&cli, table, *snapshot, *dot).await,
         }
     });
     match result {

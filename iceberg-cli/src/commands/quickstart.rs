@@ -1,6 +1,5 @@
 //! `iceberg quickstart`: a realistic sample table in three commits.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::{
@@ -8,15 +7,15 @@ use arrow_array::{
     TimestampMicrosecondArray,
 };
 use iceberg_append::catalog::NamespaceIdent;
-use iceberg_append::{Catalog, SystemEnvironment, TableCreation, TableIdent, commit_append};
-use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
+use iceberg_append::{SystemEnvironment, TableCreation, TableIdent, commit_append};
 use iceberg_spec::{FormatVersion, NestedField, PartitionSpec, PrimitiveType, Schema, Transform};
 use iceberg_write::{WriteOptions, write_data_files};
 use rand::{Rng, SeedableRng};
 
-use crate::tree;
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use super::tree;
+use crate::BoxError;
+use crate::catalog::OpenCatalog;
+use crate::cli::Cli;
 
 const CATEGORIES: [&str; 8] = [
     "books", "games", "garden", "music", "outdoors", "toys", "tools", "travel",
@@ -70,19 +69,26 @@ fn sample(
     Ok(RecordBatch::try_new(schema.clone(), cols)?)
 }
 
-/// Creates (or continues) `demo.events` in the warehouse's SQLite catalog and appends three batches.
-pub(crate) async fn run(warehouse: &Path, rows: usize) -> Result<(), BoxError> {
-    std::fs::create_dir_all(warehouse)?;
-    let root = std::fs::canonicalize(warehouse)?;
-    let catalog = SqlCatalog::connect(SqlCatalogConfig::local(&root)).await?;
+/// Creates (or continues) `demo.events` in the catalog (by default the warehouse's SQLite
+/// catalog) and appends three batches.
+///
+/// # Errors
+/// When the catalog cannot be opened or a write or commit fails.
+pub(crate) async fn run(cli: &Cli, rows: usize) -> Result<(), BoxError> {
+    let open = OpenCatalog::open(cli, true).await?;
+    let result = run_in(&open, rows).await;
+    open.close().await;
+    result
+}
+
+async fn run_in(open: &OpenCatalog, rows: usize) -> Result<(), BoxError> {
+    let catalog = open.catalog.as_ref();
     let env = SystemEnvironment;
     let demo = NamespaceIdent::parse("demo").ok_or("bad namespace")?;
-    if !catalog.namespace_exists(&demo).await? {
-        catalog.create_namespace(&demo, Default::default()).await?;
-    }
+    open.ensure_namespace(&demo).await?;
     let ident = TableIdent::new(demo, "events");
     let mut table = if catalog.table_exists(&ident).await? {
-        println!("continuing table demo.events");
+        outln!("continuing table demo.events");
         catalog.load_table(&ident).await?
     } else {
         let schema = events_schema()?;
@@ -92,7 +98,7 @@ pub(crate) async fn run(warehouse: &Path, rows: usize) -> Result<(), BoxError> {
             .build()?;
         creation.format_version = FormatVersion::V2;
         let t = catalog.create_table(&ident, creation).await?;
-        println!(
+        outln!(
             "created table demo.events at {}, partitioned by day(ts)",
             t.metadata.location
         );
@@ -124,8 +130,8 @@ pub(crate) async fn run(warehouse: &Path, rows: usize) -> Result<(), BoxError> {
         )
         .await?;
         let n_files = files.len();
-        let done = commit_append(&catalog, &ident, files, Default::default(), &env).await?;
-        println!(
+        let done = commit_append(catalog, &ident, files, Default::default(), &env).await?;
+        outln!(
             "append {}: snapshot {} added {} rows in {} files ({:.0} ms)",
             commit + 1,
             done.snapshot_id,
@@ -135,16 +141,17 @@ pub(crate) async fn run(warehouse: &Path, rows: usize) -> Result<(), BoxError> {
         );
         table = catalog.load_table(&ident).await?;
     }
-    println!();
+    outln!();
     tree::print(&io, &table).await?;
-    println!("\nOpen it from PyIceberg:");
-    println!("  from pyiceberg.catalog.sql import SqlCatalog");
-    println!(
-        "  catalog = SqlCatalog(\"default\", uri=\"sqlite:///{}/catalog.db\", warehouse=\"file://{}\")",
-        root.display(),
-        root.display()
-    );
-    println!("  print(catalog.load_table(\"demo.events\").scan().to_arrow().num_rows)");
-    catalog.close().await;
+    if let (true, Some(root)) = (open.is_default, &open.local_dir) {
+        outln!("\nOpen it from PyIceberg:");
+        outln!("  from pyiceberg.catalog.sql import SqlCatalog");
+        outln!(
+            "  catalog = SqlCatalog(\"default\", uri=\"sqlite:///{}/catalog.db\", warehouse=\"file://{}\")",
+            root.display(),
+            root.display()
+        );
+        outln!("  print(catalog.load_table(\"demo.events\").scan().to_arrow().num_rows)");
+    }
     Ok(())
 }

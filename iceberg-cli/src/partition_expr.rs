@@ -1,0 +1,301 @@
+//! Partition and sort expressions as Spark and PyIceberg users write them:
+//! `c`, `identity(c)`, `bucket(16, c)`, `truncate(4, c)`, `year(c)`, `month(c)`, `day(c)`,
+//! `hour(c)`, `void(c)` (Spark's plurals `years`, `months`, `days`, `hours` too), with a
+//! nested source by its dotted path (`st.x`); sort keys add `asc|desc` and
+//! `nulls first|nulls last`.
+//!
+//! Errors quote the expression and point at the offending part.
+
+use iceberg_spec::{
+    NullOrder, PartitionSpec, Schema, SortDirection, SortField, SortOrder, Transform,
+};
+
+/// A parsed term: a transform of a source column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Term {
+    /// The transform.
+    pub(crate) transform: Transform,
+    /// The source column's dotted path.
+    pub(crate) column: String,
+}
+
+const TRANSFORMS: &str = "identity, bucket, truncate, year, month, day, hour, void";
+
+/// Parses one term, without checking it against a schema.
+///
+/// # Errors
+/// A message quoting `text` and naming the bad part.
+pub(crate) fn parse_term(text: &str) -> Result<Term, String> {
+    let s = text.trim();
+    let err = |why: String| format!("`{s}`: {why}");
+    let Some(open) = s.find('(') else {
+        check_column(s).map_err(err)?;
+        return Ok(Term {
+            transform: Transform::Identity,
+            column: s.to_string(),
+        });
+    };
+    let name = s[..open].trim().to_ascii_lowercase();
+    let inner = s[open + 1..]
+        .strip_suffix(')')
+        .ok_or_else(|| err("missing closing `)`".into()))?;
+    let args: Vec<&str> = inner.split(',').map(str::trim).collect();
+    let one_column = |args: &[&str]| -> Result<String, String> {
+        match args {
+            [c] => check_column(c).map(|()| (*c).to_string()).map_err(err),
+            _ => Err(err(format!(
+                "`{name}` takes one column, found {}",
+                args.len()
+            ))),
+        }
+    };
+    let with_param = |args: &[&str], what: &str| -> Result<(u32, String), String> {
+        let [n, c] = args else {
+            return Err(err(format!(
+                "`{name}` takes a {what} and a column: {name}(N, column)"
+            )));
+        };
+        let n = match n.parse::<u32>() {
+            Ok(n) if n > 0 => n,
+            _ => return Err(err(format!("`{n}` is not a positive integer"))),
+        };
+        check_column(c).map_err(err)?;
+        Ok((n, (*c).to_string()))
+    };
+    let (transform, column) = match name.as_str() {
+        "identity" => (Transform::Identity, one_column(&args)?),
+        "year" | "years" => (Transform::Year, one_column(&args)?),
+        "month" | "months" => (Transform::Month, one_column(&args)?),
+        "day" | "days" | "date" => (Transform::Day, one_column(&args)?),
+        "hour" | "hours" | "date_hour" => (Transform::Hour, one_column(&args)?),
+        "void" => (Transform::Void, one_column(&args)?),
+        "bucket" => {
+            let (n, c) = with_param(&args, "bucket count")?;
+            (Transform::Bucket(n), c)
+        }
+        "truncate" => {
+            let (w, c) = with_param(&args, "width")?;
+            (Transform::Truncate(w), c)
+        }
+        other => {
+            return Err(err(format!(
+                "unknown transform `{other}` (expected one of {TRANSFORMS})"
+            )));
+        }
+    };
+    Ok(Term { transform, column })
+}
+
+fn check_column(c: &str) -> Result<(), String> {
+    if c.is_empty() {
+        return Err("a column name is missing".into());
+    }
+    if c.split('.').any(str::is_empty) || c.contains(|ch: char| "(), ".contains(ch)) {
+        return Err(format!("`{c}` is not a column name"));
+    }
+    Ok(())
+}
+
+/// Checks `term` against `schema`; returns the source column id.
+fn resolve(text: &str, term: &Term, schema: &Schema) -> Result<i32, String> {
+    let s = text.trim();
+    let id = schema.field_id_by_name(&term.column).ok_or_else(|| {
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name.as_str()).collect();
+        format!(
+            "`{s}`: no column `{}` in the schema (top-level columns: {})",
+            term.column,
+            names.join(", ")
+        )
+    })?;
+    let field = schema
+        .field_by_id(id)
+        .ok_or_else(|| format!("`{s}`: no column `{}`", term.column))?;
+    let ty = field.field_type.as_primitive().ok_or_else(|| {
+        format!(
+            "`{s}`: column `{}` is a {}, not a primitive column",
+            term.column, field.field_type
+        )
+    })?;
+    if !term.transform.can_transform(ty) {
+        return Err(format!(
+            "`{s}`: {} cannot be applied to column `{}` of type {ty}",
+            term.transform, term.column
+        ));
+    }
+    Ok(id)
+}
+
+/// The partition spec of `exprs` over `schema`, with Java's field names and ids.
+///
+/// # Errors
+/// The first bad expression, named.
+pub(crate) fn partition_spec(exprs: &[String], schema: &Schema) -> Result<PartitionSpec, String> {
+    let mut builder = PartitionSpec::builder(schema);
+    for text in exprs {
+        let term = parse_term(text).map_err(|e| format!("partition {e}"))?;
+        resolve(text, &term, schema).map_err(|e| format!("partition {e}"))?;
+        builder = builder
+            .add(&term.column, term.transform)
+            .map_err(|e| format!("partition `{}`: {e}", text.trim()))?;
+    }
+    builder
+        .build()
+        .map_err(|e| format!("partition spec {}: {e}", exprs.join(", ")))
+}
+
+/// The sort order of `exprs` (each may hold several comma-separated keys), id 1; the
+/// unsorted order when there are none.
+///
+/// # Errors
+/// The first bad key, named.
+pub(crate) fn sort_order(exprs: &[String], schema: &Schema) -> Result<SortOrder, String> {
+    let mut fields = Vec::new();
+    for key in exprs.iter().flat_map(|e| split_top_level(e)) {
+        fields.push(sort_field(&key, schema).map_err(|e| format!("sort {e}"))?);
+    }
+    if fields.is_empty() {
+        return Ok(SortOrder::unsorted());
+    }
+    Ok(SortOrder {
+        order_id: 1,
+        fields,
+    })
+}
+
+fn sort_field(key: &str, schema: &Schema) -> Result<SortField, String> {
+    let s = key.trim();
+    // The term ends at its closing parenthesis, or at the first space for a bare column.
+    let split = match s.find('(') {
+        Some(_) => s.find(')').map_or(s.len(), |i| i + 1),
+        None => s.find(char::is_whitespace).unwrap_or(s.len()),
+    };
+    let (term_text, rest) = s.split_at(split);
+    let term = parse_term(term_text)?;
+    let source_id = resolve(term_text, &term, schema)?;
+    let words: Vec<String> = rest
+        .split_whitespace()
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let (direction, tail) = match words.as_slice() {
+        ["asc", tail @ ..] => (SortDirection::Asc, tail),
+        ["desc", tail @ ..] => (SortDirection::Desc, tail),
+        tail => (SortDirection::Asc, tail),
+    };
+    let null_order = match tail {
+        [] if direction == SortDirection::Asc => NullOrder::NullsFirst,
+        [] => NullOrder::NullsLast,
+        ["nulls", "first"] => NullOrder::NullsFirst,
+        ["nulls", "last"] => NullOrder::NullsLast,
+        other => {
+            return Err(format!(
+                "`{s}`: `{}` is not `asc`, `desc`, `nulls first` or `nulls last`",
+                other.join(" ")
+            ));
+        }
+    };
+    Ok(SortField {
+        transform: term.transform,
+        source_id,
+        direction,
+        null_order,
+    })
+}
+
+/// Splits at commas outside parentheses.
+fn split_top_level(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for ch in s.chars() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    out.push(cur);
+    out.into_iter().filter(|k| !k.trim().is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use iceberg_spec::types::StructType;
+    use iceberg_spec::{NestedField, PrimitiveType, Type};
+
+    fn schema() -> Schema {
+        Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", PrimitiveType::Long),
+                NestedField::optional(2, "ts", PrimitiveType::Timestamptz),
+                NestedField::optional(3, "name", PrimitiveType::String),
+                NestedField::optional(
+                    4,
+                    "st",
+                    Type::Struct(StructType::new(vec![NestedField::optional(
+                        5,
+                        "x",
+                        PrimitiveType::Int,
+                    )])),
+                ),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn terms_as_spark_writes_them() {
+        let t = |s: &str| parse_term(s).unwrap();
+        assert_eq!(t("id").transform, Transform::Identity);
+        assert_eq!(t("identity(id)").column, "id");
+        assert_eq!(t("bucket(16, id)").transform, Transform::Bucket(16));
+        assert_eq!(t(" truncate( 4 ,name) ").transform, Transform::Truncate(4));
+        assert_eq!(t("days(ts)").transform, Transform::Day);
+        assert_eq!(t("day(st.x)").column, "st.x");
+    }
+
+    #[test]
+    fn errors_point_at_the_part() {
+        let e = parse_term("bucket(x, id)").unwrap_err();
+        assert_eq!(e, "`bucket(x, id)`: `x` is not a positive integer");
+        assert!(parse_term("bucket(0, id)").unwrap_err().contains("`0`"));
+        assert!(
+            parse_term("dya(ts)")
+                .unwrap_err()
+                .contains("unknown transform `dya`")
+        );
+        assert!(parse_term("day(ts").unwrap_err().contains("closing"));
+        assert!(parse_term("day(a, b)").unwrap_err().contains("one column"));
+        let e = partition_spec(&["day(tss)".into()], &schema()).unwrap_err();
+        assert!(e.contains("no column `tss`"), "{e}");
+        let e = partition_spec(&["day(name)".into()], &schema()).unwrap_err();
+        assert!(e.contains("type string"), "{e}");
+    }
+
+    #[test]
+    fn specs_and_orders() {
+        let s = schema();
+        let spec = partition_spec(
+            &["day(ts)".into(), "bucket(8, id)".into(), "st.x".into()],
+            &s,
+        )
+        .unwrap();
+        let names: Vec<&str> = spec.fields().iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["ts_day", "id_bucket", "st.x"]);
+        assert_eq!(spec.fields()[2].source_id, 5);
+        let order = sort_order(&["ts desc nulls last, bucket(4, id)".into()], &s).unwrap();
+        assert_eq!(order.fields.len(), 2);
+        assert_eq!(order.fields[0].direction, SortDirection::Desc);
+        assert_eq!(order.fields[1].null_order, NullOrder::NullsFirst);
+        assert!(sort_order(&["ts sideways".into()], &s).is_err());
+        assert!(sort_order(&[], &s).unwrap().is_unsorted());
+    }
+}
