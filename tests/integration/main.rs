@@ -11,4 +11,5 @@ mod catalog_pyiceberg;
 mod external;
 mod layers;
 mod pyiceberg_append;
+mod pyiceberg_pruning;
 mod readme;

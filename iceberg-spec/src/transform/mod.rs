@@ -217,12 +217,13 @@ impl FromStr for Transform {
         let s = text.trim();
         let param = |name: &str| -> Option<Result<u32>> {
             let inner = s.strip_prefix(name)?.strip_prefix('[')?.strip_suffix(']')?;
+            // Java reads the parameter as an int: 1..=2147483647.
             Some(match inner.trim().parse::<u32>() {
-                Ok(0) | Err(_) => Err(Error::InvalidTransform {
+                Ok(n) if n > 0 && n <= i32::MAX as u32 => Ok(n),
+                _ => Err(Error::InvalidTransform {
                     text: text.to_string(),
-                    reason: format!("{name} needs a positive integer parameter"),
+                    reason: format!("{name} needs an integer parameter in 1..=2147483647"),
                 }),
-                Ok(n) => Ok(n),
             })
         };
         if let Some(n) = param("bucket") {

@@ -8,26 +8,31 @@
 
 use crate::datum::Datum;
 
-/// `truncate[w]` of an int: the largest multiple of `w` not above `v` (saturating at `i32::MIN`).
+/// `truncate[w]` of an int: the largest multiple of `w` not above `v`.
+///
+/// Within `w` of `i32::MIN` that multiple does not exist and Java's int arithmetic wraps
+/// (`truncate[10](i32::MIN)` is 2147483646); we wrap the same way, because readers compute
+/// partition values of predicates with Java's formula and would otherwise skip our files.
 ///
 /// # Panics
 /// When `w` is 0 (division by zero); `Transform::apply` rejects `truncate[0]` with an error.
 #[inline]
 pub fn truncate_i32(v: i32, w: u32) -> i32 {
-    let v = i64::from(v);
-    let floored = v - v.rem_euclid(i64::from(w));
-    i32::try_from(floored).unwrap_or(i32::MIN)
+    let wide = i64::from(v);
+    // The cast wraps, as `value - remainder` does in Java's int arithmetic.
+    (wide - wide.rem_euclid(i64::from(w))) as i32
 }
 
-/// `truncate[w]` of a long: the largest multiple of `w` not above `v` (saturating at `i64::MIN`).
+/// `truncate[w]` of a long: the largest multiple of `w` not above `v`, wrapping within `w`
+/// of `i64::MIN` exactly as Java's long arithmetic does (see [`truncate_i32`]).
 ///
 /// # Panics
 /// When `w` is 0.
 #[inline]
 pub fn truncate_i64(v: i64, w: u32) -> i64 {
-    let v = i128::from(v);
-    let floored = v - v.rem_euclid(i128::from(w));
-    i64::try_from(floored).unwrap_or(i64::MIN)
+    let wide = i128::from(v);
+    // The cast wraps, as `value - remainder` does in Java's long arithmetic.
+    (wide - wide.rem_euclid(i128::from(w))) as i64
 }
 
 /// `truncate[w]` of a decimal's unscaled value (`w` counts units of the scale): 10.65 with
@@ -109,15 +114,17 @@ mod tests {
     }
 
     #[test]
-    fn extremes_do_not_overflow() {
-        assert_eq!(truncate_i32(i32::MIN, 10), i32::MIN);
+    fn extremes_wrap_as_java() {
+        // Java: MIN - (((MIN % 10) + 10) % 10) = MIN - 2, which wraps.
+        assert_eq!(truncate_i32(i32::MIN, 10), 2_147_483_646);
+        assert_eq!(truncate_i32(-2_147_483_647, 3), 2_147_483_647);
+        assert_eq!(truncate_i32(i32::MIN + 8, 10), i32::MIN + 8);
         assert_eq!(truncate_i32(i32::MAX, 10), 2_147_483_640);
         assert_eq!(truncate_i32(i32::MIN, 1), i32::MIN);
-        assert_eq!(truncate_i32(-5, u32::MAX), i32::MIN);
-        assert_eq!(truncate_i32(5, u32::MAX), 0);
-        assert_eq!(truncate_i64(i64::MIN, 10), i64::MIN);
+        assert_eq!(truncate_i32(-5, i32::MAX as u32), -2_147_483_647);
+        assert_eq!(truncate_i64(i64::MIN, 10), 9_223_372_036_854_775_806);
         assert_eq!(truncate_i64(i64::MAX, 10), 9_223_372_036_854_775_800);
-        assert_eq!(truncate_i64(i64::MIN + 7, 10), i64::MIN);
+        assert_eq!(truncate_i64(i64::MIN + 7, 10), 9_223_372_036_854_775_806);
         assert_eq!(truncate_i64(i64::MIN + 8, 10), i64::MIN + 8);
         assert_eq!(truncate_i64(i64::MIN + 9, 10), i64::MIN + 8);
         assert_eq!(truncate_decimal(i128::MIN, 10), i128::MIN);
@@ -125,7 +132,10 @@ mod tests {
 
     proptest! {
         #[test]
-        fn int_idempotent_and_monotonic(a in any::<i32>(), b in any::<i32>(), w in 1u32..=u32::MAX) {
+        fn int_idempotent_and_monotonic(a in any::<i32>(), b in any::<i32>(), w in 1u32..=1_000_000) {
+            // Within `w` of the minimum Java's formula wraps; the laws hold above it.
+            let floor = i64::from(i32::MIN) + i64::from(w);
+            prop_assume!(i64::from(a) >= floor && i64::from(b) >= floor);
             let t = |v| truncate_i32(v, w);
             prop_assert_eq!(t(t(a)), t(a));
             prop_assert!(t(a) <= a);
@@ -134,7 +144,9 @@ mod tests {
         }
 
         #[test]
-        fn long_idempotent_and_monotonic(a in any::<i64>(), b in any::<i64>(), w in 1u32..=u32::MAX) {
+        fn long_idempotent_and_monotonic(a in any::<i64>(), b in any::<i64>(), w in 1u32..=1_000_000) {
+            let floor = i128::from(i64::MIN) + i128::from(w);
+            prop_assume!(i128::from(a) >= floor && i128::from(b) >= floor);
             let t = |v| truncate_i64(v, w);
             prop_assert_eq!(t(t(a)), t(a));
             prop_assert!(t(a) <= a);
