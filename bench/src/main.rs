@@ -117,13 +117,13 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
         } else {
             python::find_python(&root)
         };
-        write::run(&write::WriteArgs {
+        Box::pin(write::run(&write::WriteArgs {
             rows: cli.rows,
             repeats: cli.repeats.max(1),
             work_dir: work_dir.clone(),
             python,
             two_writers: !cli.no_two_writers,
-        })
+        }))
         .await?;
     }
     if matches!(cli.which, Which::All | Which::Commit) {
