@@ -37,6 +37,29 @@ struct FaultyCatalog {
     other_commits: AtomicU32,
 }
 
+impl FaultyCatalog {
+    /// An in-memory catalog that injects no fault until told to.
+    fn new(io: FileIo, env: Arc<DeterministicEnvironment>) -> Self {
+        Self {
+            inner: InMemoryCatalog::new(io, env.clone()),
+            env,
+            next_fault: std::sync::Mutex::new(Fault::None),
+            other_commits: AtomicU32::new(0),
+        }
+    }
+}
+
+/// The test table `db.t` (one required long) in `version`, with `props` set.
+fn creation(version: FormatVersion, props: &[(&str, &str)]) -> TableCreation {
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    let mut creation = TableCreation::new("memory://wh/db/t", schema);
+    creation.format_version = version;
+    for (k, v) in props {
+        creation.properties.insert((*k).into(), (*v).into());
+    }
+    creation
+}
+
 #[async_trait]
 impl Catalog for FaultyCatalog {
     async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
@@ -100,26 +123,17 @@ async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {
 async fn run_with(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>, props: &[(&str, &str)]) {
     let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 7, 99));
     let io = FileIo::memory();
-    let catalog = FaultyCatalog {
-        inner: InMemoryCatalog::new(io.clone(), env.clone()),
-        env: env.clone(),
-        next_fault: std::sync::Mutex::new(Fault::None),
-        other_commits: AtomicU32::new(0),
-    };
+    let catalog = FaultyCatalog::new(io.clone(), env.clone());
     let ident = TableIdent::parse("db.t").unwrap();
-    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
-    let mut creation = TableCreation::new("memory://wh/db/t", schema);
-    creation.format_version = version;
-    creation
-        .properties
-        .insert("commit.retry.min-wait-ms".into(), "1".into());
-    creation
-        .properties
-        .insert("commit.retry.max-wait-ms".into(), "2".into());
-    for (k, v) in props {
-        creation.properties.insert((*k).into(), (*v).into());
-    }
-    catalog.create_table(&ident, creation).await.unwrap();
+    let mut all = vec![
+        ("commit.retry.min-wait-ms", "1"),
+        ("commit.retry.max-wait-ms", "2"),
+    ];
+    all.extend_from_slice(props);
+    catalog
+        .create_table(&ident, creation(version, &all))
+        .await
+        .unwrap();
 
     let mut expected_rows = 0i64;
     let mut expected_files = 0i64;
@@ -322,19 +336,13 @@ async fn lost_response_does_not_double_commit() {
 async fn conflict_reuses_snapshot_id_and_manifests() {
     let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 7, 1));
     let io = FileIo::memory();
-    let catalog = FaultyCatalog {
-        inner: InMemoryCatalog::new(io.clone(), env.clone()),
-        env: env.clone(),
-        next_fault: std::sync::Mutex::new(Fault::None),
-        other_commits: AtomicU32::new(0),
-    };
+    let catalog = FaultyCatalog::new(io.clone(), env.clone());
     let ident = TableIdent::parse("db.t").unwrap();
-    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
-    let mut creation = TableCreation::new("memory://wh/db/t", schema);
-    creation
-        .properties
-        .insert("commit.retry.min-wait-ms".into(), "1".into());
-    catalog.create_table(&ident, creation).await.unwrap();
+    let props = [("commit.retry.min-wait-ms", "1")];
+    catalog
+        .create_table(&ident, creation(FormatVersion::V2, &props))
+        .await
+        .unwrap();
     *catalog.next_fault.lock().unwrap() = Fault::ConcurrentWriter;
     let out = commit_append(
         &catalog,
@@ -400,12 +408,10 @@ async fn merges_happen_and_keep_what_they_list() {
     let io = FileIo::memory();
     let catalog = InMemoryCatalog::new(io.clone(), env.clone());
     let ident = TableIdent::parse("db.t").unwrap();
-    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
-    let mut creation = TableCreation::new("memory://wh/db/t", schema);
-    creation
-        .properties
-        .insert("commit.manifest.min-count-to-merge".into(), "2".into());
-    catalog.create_table(&ident, creation).await.unwrap();
+    catalog
+        .create_table(&ident, creation(FormatVersion::V2, MERGE_EAGERLY))
+        .await
+        .unwrap();
     for i in 0..3 {
         commit_append(
             &catalog,
@@ -439,12 +445,10 @@ async fn metadata_files_after_five_commits(props: &[(&str, &str)]) -> (usize, Ta
     let io = FileIo::memory();
     let catalog = InMemoryCatalog::new(io.clone(), env.clone());
     let ident = TableIdent::parse("db.t").unwrap();
-    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
-    let mut creation = TableCreation::new("memory://wh/db/t", schema);
-    for (k, v) in props {
-        creation.properties.insert((*k).into(), (*v).into());
-    }
-    catalog.create_table(&ident, creation).await.unwrap();
+    catalog
+        .create_table(&ident, creation(FormatVersion::V2, props))
+        .await
+        .unwrap();
     for i in 0..5 {
         commit_append(
             &catalog,
