@@ -11,6 +11,7 @@ use iceberg_spec::{
 };
 use uuid::Uuid;
 
+use crate::cache::MetadataCache;
 use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::manifest::{ManifestContext, encode_manifests};
@@ -38,6 +39,8 @@ pub struct AppendResult {
     pub data_files: Vec<DataFile>,
     /// The manifest-list rows of the manifests it wrote (reused on retry).
     pub new_manifests: Vec<ManifestFile>,
+    /// Every row of the manifest list, as written (new manifests first).
+    pub listed_manifests: Vec<ManifestFile>,
     /// The commit's UUID (in manifest and manifest-list names).
     pub commit_uuid: Uuid,
     /// The attempt number, from 1.
@@ -98,6 +101,18 @@ pub async fn read_manifest_list(
             let bytes = io.read(path).await?;
             decode_manifest_list(path, &bytes)
         }
+    }
+}
+
+/// As [`read_manifest_list`], through `cache` when there is one.
+async fn read_manifest_list_cached(
+    io: &FileIo,
+    manifest_list: Option<&str>,
+    cache: Option<&MetadataCache>,
+) -> Result<Vec<ManifestFile>> {
+    match (manifest_list, cache) {
+        (Some(path), Some(cache)) => Ok(cache.manifest_list(io, path).await?.as_ref().clone()),
+        _ => read_manifest_list(io, manifest_list).await,
     }
 }
 
@@ -175,7 +190,7 @@ pub async fn prepare_append_with_mode(
     env: &dyn Environment,
 ) -> Result<AppendResult> {
     Ok(
-        start_append(io, table, data_files, extra_summary, mode, env)
+        start_append(io, table, data_files, extra_summary, mode, env, None)
             .await?
             .1,
     )
@@ -189,6 +204,7 @@ pub(crate) async fn start_append(
     extra_summary: BTreeMap<String, String>,
     mode: AppendMode,
     env: &dyn Environment,
+    cache: Option<&MetadataCache>,
 ) -> Result<(PendingAppend, AppendResult)> {
     let meta = &table.metadata;
     check_files(meta, &data_files)?;
@@ -210,7 +226,7 @@ pub(crate) async fn start_append(
         mode,
         merged: HashMap::new(),
     };
-    let result = pending.attempt(io, table, 1, env).await?;
+    let result = pending.attempt(io, table, 1, env, cache).await?;
     Ok((pending, result))
 }
 
@@ -256,12 +272,13 @@ impl PendingAppend {
         base: &Table,
         attempt: u32,
         env: &dyn Environment,
+        cache: Option<&MetadataCache>,
     ) -> Result<AppendResult> {
         let meta = &base.metadata;
         let parent_list = meta
             .branch_head(&self.branch)
             .and_then(|s| s.manifest_list.clone());
-        let parent_manifests = read_manifest_list(io, parent_list.as_deref()).await?;
+        let parent_manifests = read_manifest_list_cached(io, parent_list.as_deref(), cache).await?;
         let schema = meta.current_schema()?;
         let added = AddedCounts::of(meta, schema, &self.data_files)?;
         let manifest_list_path = format!(
@@ -308,6 +325,7 @@ impl PendingAppend {
                 .collect(),
             data_files: self.data_files.clone(),
             new_manifests: self.new_manifests.clone(),
+            listed_manifests: plan.manifests,
             commit_uuid: self.commit_uuid,
             attempt,
         })

@@ -84,12 +84,13 @@ pub async fn commit_append_with_mode(
     env: &dyn Environment,
 ) -> Result<CommitOutcome> {
     let io = catalog.io().clone();
+    let cache = catalog.metadata_cache();
     let mut base = catalog.load_table(ident).await?;
     let props = TableProperties::parse(&base.metadata.properties)?;
     let retry = props.commit_retry;
     let mode = mode.unwrap_or_else(|| AppendMode::from_properties(&props));
     let (mut pending, first) =
-        start_append(&io, &base, data_files, extra_summary, mode, env).await?;
+        start_append(&io, &base, data_files, extra_summary, mode, env, cache).await?;
     let started = Instant::now();
     let mut lists = vec![first.manifest_list.clone()];
     let mut result: AppendResult = first;
@@ -123,12 +124,18 @@ pub async fn commit_append_with_mode(
                     stale.extend(expired_metadata_files(&base, &result.metadata));
                 }
                 cleanup(&io, stale).await;
-                return Ok(CommitOutcome {
+                let outcome = CommitOutcome {
                     snapshot_id: result.snapshot_id,
                     metadata_location: location,
                     attempts: attempt,
                     added_records: result.added_records(),
-                });
+                };
+                if let Some(cache) = cache {
+                    // What this commit wrote is what the next commit of this table reads.
+                    cache.insert_manifest_list(&result.manifest_list, result.listed_manifests);
+                    cache.insert_metadata(&outcome.metadata_location, result.metadata);
+                }
+                return Ok(outcome);
             }
             Err(e) if e.is_commit_conflict() => {
                 let out_of_time =
@@ -155,7 +162,7 @@ pub async fn commit_append_with_mode(
                     });
                 }
                 attempt += 1;
-                result = pending.attempt(&io, &base, attempt, env).await?;
+                result = pending.attempt(&io, &base, attempt, env, cache).await?;
                 lists.push(result.manifest_list.clone());
             }
             Err(e) if e.is_commit_state_unknown() => return Err(e),

@@ -12,6 +12,7 @@
 //! - [`append`]: [`prepare_append`] writes manifests and a manifest list, commits nothing.
 //! - [`table`]: loading, creating and naming metadata files.
 //! - [`catalog`], [`commit`]: the pointer swap, with retries that never double-commit.
+//! - [`cache`]: parsed metadata files and manifest lists, so repeated commits do not re-read.
 //!
 //! ```
 //! # tokio_test_block_on(async {
@@ -43,6 +44,7 @@
 
 pub mod append;
 mod avro;
+pub mod cache;
 pub mod catalog;
 pub mod commit;
 pub mod env;
@@ -58,6 +60,7 @@ pub use append::{
     AppendMode, AppendResult, OP_APPEND, prepare_append, prepare_append_with_mode,
     read_manifest_list,
 };
+pub use cache::MetadataCache;
 pub use catalog::{Catalog, InMemoryCatalog, NamespaceIdent, TableIdent};
 pub use commit::{CommitOutcome, commit_append, commit_append_with_mode, commit_fast_append};
 pub use env::{DeterministicEnvironment, Environment, SystemEnvironment};

@@ -2,7 +2,7 @@
 
 use iceberg_spec::{FormatVersion, ManifestFile};
 
-use crate::avro::{self, value};
+use crate::avro::{self, ContainerWriter, decode, encode};
 use crate::error::Result;
 
 /// The snapshot-level values a manifest list records in its key-value metadata.
@@ -23,7 +23,7 @@ pub struct ManifestListHeader {
 /// Encodes a manifest list in the version's `manifest_file` schema.
 ///
 /// # Errors
-/// When Avro encoding fails.
+/// When a block cannot be compressed.
 pub fn encode_manifest_list(
     path: &str,
     header: &ManifestListHeader,
@@ -49,11 +49,15 @@ pub fn encode_manifest_list(
         meta.push(("first-row-id", first.to_string()));
     }
     meta.push(("format-version", header.version.number().to_string()));
-    let schema = avro::schema::manifest_list_schema(header.version);
-    let rows = manifests
-        .iter()
-        .map(|m| value::manifest_file_to_avro(m, header.version));
-    avro::write_container(path, &schema, &meta, rows, avro::codec(codec), marker)
+    let schema = avro::schema::manifest_list_schema(header.version).to_string();
+    let mut writer = ContainerWriter::new(path, &schema, &meta, avro::codec(codec), marker);
+    for m in manifests {
+        writer.append(|buf| {
+            encode::put_manifest_file(buf, m, header.version);
+            Ok(())
+        })?;
+    }
+    writer.finish()
 }
 
 /// Decodes a manifest list (v1 rows get sequence numbers 0).
@@ -63,6 +67,6 @@ pub fn encode_manifest_list(
 pub fn decode_manifest_list(path: &str, bytes: &[u8]) -> Result<Vec<ManifestFile>> {
     let (_, rows) = avro::read_container(path, bytes)?;
     rows.iter()
-        .map(|r| value::avro_to_manifest_file(r, path))
+        .map(|r| decode::avro_to_manifest_file(r, path))
         .collect()
 }

@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use iceberg_append::manifest::decode_manifest;
 use iceberg_append::merge::inherit;
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, InMemoryCatalog, Result, Table, TableCreation, TableIdent,
-    commit_append, read_manifest_list,
+    Catalog, DeterministicEnvironment, InMemoryCatalog, MetadataCache, Result, Table,
+    TableCreation, TableIdent, commit_append, read_manifest_list,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::{DataFile, FormatVersion, NestedField, PrimitiveType, Schema, TableMetadata};
@@ -102,6 +102,10 @@ impl Catalog for FaultyCatalog {
     fn io(&self) -> &FileIo {
         self.inner.io()
     }
+
+    fn metadata_cache(&self) -> Option<&MetadataCache> {
+        self.inner.metadata_cache()
+    }
 }
 
 /// Live files by path: (snapshot id, data sequence number, first row id, record count).
@@ -163,6 +167,9 @@ async fn run_with(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>, props: &[(&s
 
     let table = catalog.load_table(&ident).await.unwrap();
     let meta = &table.metadata;
+    // The cache hands out exactly what the current metadata file holds.
+    let location = table.metadata_location.as_deref().unwrap();
+    assert_eq!(&Table::load(catalog.io(), location).await.unwrap(), &table);
     // Each of our appends is in the table exactly once.
     for id in &ours {
         assert_eq!(

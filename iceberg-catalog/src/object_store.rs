@@ -17,7 +17,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use iceberg_append::catalog::NamespaceIdent;
-use iceberg_append::{Catalog, Environment, SystemEnvironment, Table, TableCreation, TableIdent};
+use iceberg_append::{
+    Catalog, Environment, MetadataCache, SystemEnvironment, Table, TableCreation, TableIdent,
+};
 use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
 use iceberg_spec::properties::PARQUET_COMPRESSION;
@@ -50,6 +52,7 @@ pub struct ObjectStoreCatalog {
     warehouse: String,
     io: FileIo,
     env: Arc<dyn Environment>,
+    cache: Arc<MetadataCache>,
 }
 
 impl ObjectStoreCatalog {
@@ -96,7 +99,12 @@ impl ObjectStoreCatalog {
         let second = io.put_if_absent(&probe, Bytes::from_static(b"2")).await;
         let _ = io.delete(&probe).await;
         match second {
-            Err(e) if e.is_already_exists() => Ok(Self { warehouse, io, env }),
+            Err(e) if e.is_already_exists() => Ok(Self {
+                warehouse,
+                io,
+                env,
+                cache: Arc::default(),
+            }),
             Err(e) => Err(io_err(e)),
             Ok(()) => Err(Error::UnsupportedStore {
                 location: warehouse,
@@ -147,7 +155,8 @@ impl ObjectStoreCatalog {
         {
             version += 1;
         }
-        match Table::load(&self.io, &format!("{dir}/{}", version_file_name(version))).await {
+        let current = format!("{dir}/{}", version_file_name(version));
+        match self.cache.load_table(&self.io, &current).await {
             Err(iceberg_append::Error::Io(e)) if e.is_not_found() => {
                 Err(iceberg_append::Error::NoSuchTable {
                     table: location.to_string(),
@@ -276,6 +285,10 @@ impl Catalog for ObjectStoreCatalog {
 
     fn io(&self) -> &FileIo {
         &self.io
+    }
+
+    fn metadata_cache(&self) -> Option<&MetadataCache> {
+        Some(&self.cache)
     }
 
     async fn list_tables(

@@ -9,6 +9,7 @@ mod catalog_faults;
 mod catalog_merge;
 mod catalog_pyiceberg;
 mod external;
+mod fixtures;
 mod layers;
 mod pyiceberg_append;
 mod pyiceberg_pruning;

@@ -4,6 +4,9 @@
 //!   readers (PyIceberg, pyarrow, fastavro) and moto's S3 server, then runs every test of the
 //!   workspace (nextest when installed, else `cargo test`) and the doctests, with the
 //!   external-reader tests required rather than skipped.
+//! - `cargo xtask fixtures [--check]`: regenerates the golden fixture tables into
+//!   `tests/fixtures/tables/` (through `/tmp/iceberg-fixtures`, the path their metadata
+//!   names), or with `--check` fails when the committed ones differ from the generator's.
 //! - `cargo xtask bench [args]`: the end-to-end benchmarks of BENCHMARKS.md in release
 //!   (`iceberg-bench`; `--help` lists the args).
 
@@ -27,7 +30,8 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("venv") => venv().map(|p| println!("{}", p.display())),
         Some("bench") => bench::bench(&args[1..]),
-        _ => Err("usage: cargo xtask test [-- <test filter args>] | cargo xtask venv | cargo xtask bench [args]".to_string()),
+        Some("fixtures") => fixtures(&args[1..]),
+        _ => Err("usage: cargo xtask test [-- <test filter args>] | cargo xtask venv | cargo xtask bench [args] | cargo xtask fixtures [--check]".to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -123,4 +127,23 @@ fn test(extra: &[String]) -> Result<(), String> {
         run(&mut doc)?;
     }
     Ok(())
+}
+
+fn fixtures(args: &[String]) -> Result<(), String> {
+    let mode = match args.first().map(String::as_str) {
+        None => "write",
+        Some("--check") => "check",
+        Some(other) => return Err(format!("unknown fixtures argument {other}")),
+    };
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    run(Command::new(cargo).current_dir(root()).args([
+        "run",
+        "--quiet",
+        "-p",
+        "iceberg-tests",
+        "--bin",
+        "make-fixtures",
+        "--",
+        mode,
+    ]))
 }

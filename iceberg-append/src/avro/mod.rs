@@ -1,14 +1,15 @@
-//! Avro object-container files for manifests and manifest lists, through apache-avro.
+//! Avro object-container files for manifests and manifest lists: our encoder and framing,
+//! apache-avro's codecs and decoder.
 
 mod container;
+pub(crate) mod decode;
+pub(crate) mod encode;
 pub(crate) mod schema;
-pub(crate) mod value;
 
 use std::collections::HashMap;
 
 use apache_avro::types::Value;
-use apache_avro::writer::datum::GenericDatumWriter;
-use apache_avro::{Codec, DeflateSettings, Reader, Schema, ZstandardSettings};
+use apache_avro::{Codec, DeflateSettings, Reader, ZstandardSettings};
 
 use crate::error::{Error, Result};
 
@@ -22,69 +23,103 @@ pub(crate) fn codec(name: &str) -> Codec {
     }
 }
 
-/// Uncompressed bytes gathered before a data block is closed.
-const BLOCK_TARGET_BYTES: usize = 1024 * 1024;
+/// Uncompressed bytes gathered before a data block is closed (Avro's default sync interval,
+/// as Java writes): small enough that the file's length tracks what has been encoded.
+const BLOCK_TARGET_BYTES: usize = 64 * 1024;
 
-/// Encodes `rows` under `schema_json` with key-value `metadata` into one container file.
+/// An Avro object-container file being encoded in memory, one datum at a time.
 ///
 /// The header is written here, not by apache-avro, because apache-avro re-serialises the
 /// schema and drops attributes Iceberg readers need (`logicalType: map` on int-keyed map
-/// arrays); the header carries `schema_json` exactly. Each datum is encoded and each block
-/// compressed by apache-avro. `marker` is the sync marker; a fixed one gives stable bytes.
-pub(crate) fn write_container(
-    path: &str,
-    schema_json: &serde_json::Value,
-    metadata: &[(&str, String)],
-    rows: impl IntoIterator<Item = Value>,
+/// arrays); the header carries `schema_json` exactly. Datums are appended already encoded
+/// (see [`encode`]); blocks are compressed with apache-avro's codecs.
+pub(crate) struct ContainerWriter<'a> {
+    path: &'a str,
+    out: Vec<u8>,
+    block: Vec<u8>,
+    count: i64,
     codec: Codec,
     marker: [u8; 16],
-) -> Result<Vec<u8>> {
-    let schema = Schema::parse(schema_json).map_err(|e| Error::avro(path, e))?;
-    let mut out = Vec::with_capacity(4096);
-    out.extend_from_slice(b"Obj\x01");
-    let codec_name = match codec {
-        Codec::Null => "null",
-        Codec::Deflate(_) => "deflate",
-        Codec::Snappy => "snappy",
-        Codec::Zstandard(_) => "zstandard",
-        #[allow(unreachable_patterns)]
-        _ => "null",
-    };
-    let schema_text = schema_json.to_string();
-    let mut header: Vec<(&str, &[u8])> = vec![
-        ("avro.schema", schema_text.as_bytes()),
-        ("avro.codec", codec_name.as_bytes()),
-    ];
-    header.extend(metadata.iter().map(|(k, v)| (*k, v.as_bytes())));
-    container::put_long(&mut out, header.len() as i64);
-    for (k, v) in header {
-        container::put_bytes(&mut out, k.as_bytes());
-        container::put_bytes(&mut out, v);
-    }
-    container::put_long(&mut out, 0);
-    out.extend_from_slice(&marker);
+}
 
-    let datum_writer = GenericDatumWriter::builder(&schema)
-        .build()
-        .map_err(|e| Error::avro(path, e))?;
-    let mut block = Vec::new();
-    let mut count = 0i64;
-    for row in rows {
-        datum_writer
-            .write_value(&mut block, row)
-            .map_err(|e| Error::avro(path, e))?;
-        count += 1;
-        if block.len() >= BLOCK_TARGET_BYTES {
-            container::put_block(&mut out, &mut block, count, codec, &marker)
-                .map_err(|e| Error::avro(path, e))?;
-            count = 0;
+impl<'a> ContainerWriter<'a> {
+    /// Starts a file at `path` (for errors) with its header: schema, codec, `metadata`, and
+    /// the sync `marker` (a fixed one gives stable bytes).
+    pub(crate) fn new(
+        path: &'a str,
+        schema_json: &str,
+        metadata: &[(&str, String)],
+        codec: Codec,
+        marker: [u8; 16],
+    ) -> Self {
+        let mut out = Vec::with_capacity(8192);
+        out.extend_from_slice(b"Obj\x01");
+        let codec_name = match codec {
+            Codec::Null => "null",
+            Codec::Deflate(_) => "deflate",
+            Codec::Snappy => "snappy",
+            Codec::Zstandard(_) => "zstandard",
+            #[allow(unreachable_patterns)]
+            _ => "null",
+        };
+        let mut header: Vec<(&str, &[u8])> = vec![
+            ("avro.schema", schema_json.as_bytes()),
+            ("avro.codec", codec_name.as_bytes()),
+        ];
+        header.extend(metadata.iter().map(|(k, v)| (*k, v.as_bytes())));
+        container::put_long(&mut out, header.len() as i64);
+        for (k, v) in header {
+            container::put_bytes(&mut out, k.as_bytes());
+            container::put_bytes(&mut out, v);
+        }
+        container::put_long(&mut out, 0);
+        out.extend_from_slice(&marker);
+        Self {
+            path,
+            out,
+            block: Vec::with_capacity(BLOCK_TARGET_BYTES + 4096),
+            count: 0,
+            codec,
+            marker,
         }
     }
-    if count > 0 {
-        container::put_block(&mut out, &mut block, count, codec, &marker)
-            .map_err(|e| Error::avro(path, e))?;
+
+    /// Appends one datum, encoded by `put` into the current block.
+    pub(crate) fn append(&mut self, put: impl FnOnce(&mut Vec<u8>) -> Result<()>) -> Result<()> {
+        put(&mut self.block)?;
+        self.count += 1;
+        if self.block.len() >= BLOCK_TARGET_BYTES {
+            self.flush()?;
+        }
+        Ok(())
     }
-    Ok(out)
+
+    /// Bytes of the file written so far: the header and the closed (compressed) blocks, as
+    /// Java's rolling manifest writer measures it.
+    pub(crate) fn written_len(&self) -> usize {
+        self.out.len()
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.count > 0 {
+            container::put_block(
+                &mut self.out,
+                &mut self.block,
+                self.count,
+                self.codec,
+                &self.marker,
+            )
+            .map_err(|e| Error::avro(self.path, e))?;
+            self.count = 0;
+        }
+        Ok(())
+    }
+
+    /// Closes the last block and returns the file's bytes.
+    pub(crate) fn finish(mut self) -> Result<Vec<u8>> {
+        self.flush()?;
+        Ok(self.out)
+    }
 }
 
 /// Decodes a container file into its key-value metadata and rows.

@@ -13,6 +13,7 @@ use super::{
     Catalog, NamespaceIdent, TableIdent, namespace_already_exists, namespace_not_empty,
     no_such_namespace,
 };
+use crate::cache::MetadataCache;
 use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::table::{Table, TableCreation, create_table, write_metadata_file};
@@ -26,6 +27,7 @@ pub struct InMemoryCatalog {
     io: FileIo,
     env: Arc<dyn Environment>,
     state: Arc<Mutex<State>>,
+    cache: Arc<MetadataCache>,
 }
 
 #[derive(Debug, Default)]
@@ -51,6 +53,7 @@ impl InMemoryCatalog {
             io,
             env,
             state: Arc::new(Mutex::new(State::default())),
+            cache: Arc::default(),
         }
     }
 
@@ -72,7 +75,7 @@ impl Catalog for InMemoryCatalog {
         let loc = self.pointer(ident)?.ok_or_else(|| Error::NoSuchTable {
             table: ident.to_string(),
         })?;
-        Table::load(&self.io, &loc).await
+        self.cache.load_table(&self.io, &loc).await
     }
 
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
@@ -132,6 +135,10 @@ impl Catalog for InMemoryCatalog {
 
     fn io(&self) -> &FileIo {
         &self.io
+    }
+
+    fn metadata_cache(&self) -> Option<&MetadataCache> {
+        Some(&self.cache)
     }
 
     async fn list_tables(&self, namespace: &NamespaceIdent) -> Result<Vec<TableIdent>> {

@@ -16,6 +16,7 @@ use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
 
 use crate::append::read_manifest_list;
+use crate::cache::MetadataCache;
 use crate::error::{Error, Result};
 use crate::manifest::decode_manifest;
 use crate::table::{Table, TableCreation};
@@ -157,6 +158,12 @@ pub trait Catalog: Send + Sync + fmt::Debug {
 
     /// The IO that reaches the table's files.
     fn io(&self) -> &FileIo;
+
+    /// The catalog's cache of parsed metadata files and manifest lists, if it keeps one;
+    /// commits read through it and remember what they wrote.
+    fn metadata_cache(&self) -> Option<&MetadataCache> {
+        None
+    }
 
     /// True when the catalog knows `ident`.
     ///

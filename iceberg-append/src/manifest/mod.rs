@@ -12,7 +12,7 @@ use iceberg_spec::{
     Schema, StructType,
 };
 
-use crate::avro::{self, value};
+use crate::avro::{self, ContainerWriter, decode, encode};
 use crate::error::{Error, Result};
 
 pub(crate) use summary::partition_summaries;
@@ -44,13 +44,12 @@ pub struct EncodedManifest {
     pub file: ManifestFile,
 }
 
-/// Fewest entries in a manifest that rolling will still split.
-const MIN_ENTRIES_PER_SPLIT: usize = 512;
-
-/// Encodes `entries` into manifests named by `path_for(n)`, rolling at the target size.
+/// Encodes `entries` into manifests named by `path_for(n)`, rolling to a new manifest when
+/// the one being written reaches the target size (measured as Java's rolling writer does:
+/// the bytes written so far, compressed blocks included).
 ///
 /// # Errors
-/// When an entry does not fit the spec or Avro encoding fails.
+/// When an entry does not fit the spec.
 pub fn encode_manifests(
     ctx: &ManifestContext<'_>,
     snapshot_id: i64,
@@ -58,18 +57,34 @@ pub fn encode_manifests(
     mut path_for: impl FnMut(usize) -> String,
 ) -> Result<Vec<EncodedManifest>> {
     let pt = ctx.spec.partition_type(ctx.schema)?;
+    let types = encode::partition_types(&pt);
+    let schema_json = avro::schema::manifest_entry_schema(ctx.version, &pt).to_string();
+    let mut meta = vec![
+        ("schema", ctx.schema.to_json().to_string()),
+        ("schema-id", ctx.schema.schema_id().to_string()),
+        ("partition-spec", ctx.spec.fields_json().to_string()),
+        ("partition-spec-id", ctx.spec.spec_id().to_string()),
+        ("format-version", ctx.version.number().to_string()),
+    ];
+    if ctx.version >= FormatVersion::V2 {
+        meta.push(("content", ManifestContent::Data.as_str().to_string()));
+    }
+    let codec = avro::codec(ctx.codec);
     let mut out = Vec::new();
     let mut start = 0;
-    // Encode a chunk whole and measure it; a chunk that overflows the target is halved.
-    let mut chunk = entries.len();
     while start < entries.len() {
-        let end = (start + chunk).min(entries.len());
         let path = path_for(out.len());
-        let bytes = encode_one(ctx, &pt, &path, &entries[start..end])?;
-        if bytes.len() as u64 > ctx.target_size_bytes && end - start > MIN_ENTRIES_PER_SPLIT {
-            chunk = (end - start) / 2;
-            continue;
+        let mut writer = ContainerWriter::new(&path, &schema_json, &meta, codec, ctx.marker);
+        let mut end = start;
+        while end < entries.len() {
+            let e = &entries[end];
+            writer.append(|buf| encode::put_entry(buf, e, ctx.version, &pt, &types))?;
+            end += 1;
+            if writer.written_len() as u64 >= ctx.target_size_bytes {
+                break;
+            }
         }
+        let bytes = writer.finish()?;
         let file = describe(
             ctx,
             &pt,
@@ -82,37 +97,6 @@ pub fn encode_manifests(
         start = end;
     }
     Ok(out)
-}
-
-fn encode_one(
-    ctx: &ManifestContext<'_>,
-    pt: &StructType,
-    path: &str,
-    entries: &[ManifestEntry],
-) -> Result<Vec<u8>> {
-    let schema_json = avro::schema::manifest_entry_schema(ctx.version, pt);
-    let mut meta = vec![
-        ("schema", ctx.schema.to_json().to_string()),
-        ("schema-id", ctx.schema.schema_id().to_string()),
-        ("partition-spec", ctx.spec.fields_json().to_string()),
-        ("partition-spec-id", ctx.spec.spec_id().to_string()),
-        ("format-version", ctx.version.number().to_string()),
-    ];
-    if ctx.version >= FormatVersion::V2 {
-        meta.push(("content", ManifestContent::Data.as_str().to_string()));
-    }
-    let rows = entries
-        .iter()
-        .map(|e| value::entry_to_avro(e, ctx.version, pt))
-        .collect::<Result<Vec<_>>>()?;
-    avro::write_container(
-        path,
-        &schema_json,
-        &meta,
-        rows,
-        avro::codec(ctx.codec),
-        ctx.marker,
-    )
 }
 
 fn describe(
@@ -192,7 +176,7 @@ pub fn decode_manifest(path: &str, bytes: &[u8]) -> Result<DecodedManifest> {
     let pt = spec.partition_type(&schema)?;
     let entries = rows
         .iter()
-        .map(|r| value::avro_to_entry(r, spec_id, &pt, path))
+        .map(|r| decode::avro_to_entry(r, spec_id, &pt, path))
         .collect::<Result<Vec<_>>>()?;
     Ok(DecodedManifest { metadata, entries })
 }

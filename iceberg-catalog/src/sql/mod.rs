@@ -19,7 +19,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use iceberg_append::{Environment, SystemEnvironment};
+use iceberg_append::{Environment, MetadataCache, SystemEnvironment};
 use iceberg_io::FileIo;
 
 use crate::error::{Error, Result};
@@ -135,6 +135,8 @@ pub struct SqlCatalog {
     pool: Pool,
     /// Whether `iceberg_tables.iceberg_type` exists (schema V1).
     typed: bool,
+    /// Parsed metadata files and manifest lists, shared by clones.
+    cache: Arc<MetadataCache>,
 }
 
 impl fmt::Debug for SqlCatalog {
@@ -183,6 +185,7 @@ impl SqlCatalog {
             env,
             pool,
             typed,
+            cache: Arc::default(),
         })
     }
 

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use iceberg_append::catalog::{NamespaceIdent, no_such_namespace};
 use iceberg_append::{
-    Catalog, Error, Result, Table, TableCreation, TableIdent, create_table, write_metadata_file,
+    Catalog, Error, MetadataCache, Result, Table, TableCreation, TableIdent, create_table,
+    write_metadata_file,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
@@ -99,7 +100,7 @@ impl Catalog for SqlCatalog {
             .ok_or_else(|| Error::NoSuchTable {
                 table: ident.to_string(),
             })?;
-        Table::load(&self.io, &location).await
+        self.cache.load_table(&self.io, &location).await
     }
 
     /// Creates the table; an empty `creation.location` means
@@ -173,6 +174,10 @@ impl Catalog for SqlCatalog {
 
     fn io(&self) -> &FileIo {
         &self.io
+    }
+
+    fn metadata_cache(&self) -> Option<&MetadataCache> {
+        Some(&self.cache)
     }
 
     async fn table_exists(&self, ident: &TableIdent) -> Result<bool> {

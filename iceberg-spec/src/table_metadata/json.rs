@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use uuid::Uuid;
 
 use super::{EncryptionKey, FormatVersion, PartitionStatisticsFile, StatisticsFile, TableMetadata};
@@ -175,73 +175,88 @@ pub(super) fn parse(text: &str) -> Result<TableMetadata> {
     })
 }
 
-fn to_value<T: serde::Serialize>(v: &T) -> Value {
-    // Serializing our own plain data types to a Value cannot fail (string keys only).
-    serde_json::to_value(v).unwrap_or(Value::Null)
+/// The document as written: borrowed fields in Java's key order, serialized straight to text
+/// (no intermediate `Value` tree: at thousands of snapshots that tree dominated a commit).
+#[derive(Serialize)]
+#[serde(rename_all = "kebab-case")]
+struct MetadataOut<'a> {
+    format_version: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    table_uuid: Option<String>,
+    location: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_sequence_number: Option<i64>,
+    last_updated_ms: i64,
+    last_column_id: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema: Option<Value>,
+    current_schema_id: i32,
+    schemas: Vec<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partition_spec: Option<Value>,
+    default_spec_id: i32,
+    partition_specs: &'a [PartitionSpec],
+    last_partition_id: i32,
+    default_sort_order_id: i64,
+    sort_orders: &'a [SortOrder],
+    properties: &'a BTreeMap<String, String>,
+    /// `null` in v3 when there is none, `-1` before.
+    current_snapshot_id: Option<i64>,
+    refs: &'a BTreeMap<String, SnapshotRef>,
+    snapshots: &'a [Snapshot],
+    statistics: &'a [StatisticsFile],
+    partition_statistics: &'a [PartitionStatisticsFile],
+    snapshot_log: &'a [SnapshotLogEntry],
+    metadata_log: &'a [MetadataLogEntry],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_row_id: Option<i64>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    encryption_keys: &'a [EncryptionKey],
 }
 
 /// Writes the document in Java's key order with the fields the version carries.
 pub(super) fn write(meta: &TableMetadata) -> String {
     let v = meta.format_version;
-    let mut m = Map::new();
-    m.insert("format-version".into(), json!(v.number()));
-    if let Some(uuid) = meta.table_uuid {
-        m.insert("table-uuid".into(), json!(uuid.to_string()));
-    }
-    m.insert("location".into(), json!(meta.location));
-    if v >= FormatVersion::V2 {
-        m.insert(
-            "last-sequence-number".into(),
-            json!(meta.last_sequence_number),
-        );
-    }
-    m.insert("last-updated-ms".into(), json!(meta.last_updated_ms));
-    m.insert("last-column-id".into(), json!(meta.last_column_id));
-    if v == FormatVersion::V1
-        && let Ok(schema) = meta.current_schema()
-    {
-        m.insert("schema".into(), schema.to_json());
-    }
-    m.insert("current-schema-id".into(), json!(meta.current_schema_id));
-    m.insert(
-        "schemas".into(),
-        Value::Array(meta.schemas.iter().map(Schema::to_json).collect()),
-    );
-    if v == FormatVersion::V1
-        && let Ok(spec) = meta.default_spec()
-    {
-        m.insert("partition-spec".into(), spec.fields_json());
-    }
-    m.insert("default-spec-id".into(), json!(meta.default_spec_id));
-    m.insert("partition-specs".into(), to_value(&meta.partition_specs));
-    m.insert("last-partition-id".into(), json!(meta.last_partition_id));
-    m.insert(
-        "default-sort-order-id".into(),
-        json!(meta.default_sort_order_id),
-    );
-    m.insert("sort-orders".into(), to_value(&meta.sort_orders));
-    m.insert("properties".into(), to_value(&meta.properties));
-    let current = match (meta.current_snapshot_id, v) {
-        (Some(id), _) => json!(id),
-        (None, FormatVersion::V3) => Value::Null,
-        (None, _) => json!(-1),
+    let v1 = v == FormatVersion::V1;
+    let out = MetadataOut {
+        format_version: v.number(),
+        table_uuid: meta.table_uuid.map(|u| u.to_string()),
+        location: &meta.location,
+        last_sequence_number: (v >= FormatVersion::V2).then_some(meta.last_sequence_number),
+        last_updated_ms: meta.last_updated_ms,
+        last_column_id: meta.last_column_id,
+        schema: if v1 {
+            meta.current_schema().ok().map(Schema::to_json)
+        } else {
+            None
+        },
+        current_schema_id: meta.current_schema_id,
+        schemas: meta.schemas.iter().map(Schema::to_json).collect(),
+        partition_spec: if v1 {
+            meta.default_spec().ok().map(PartitionSpec::fields_json)
+        } else {
+            None
+        },
+        default_spec_id: meta.default_spec_id,
+        partition_specs: &meta.partition_specs,
+        last_partition_id: meta.last_partition_id,
+        default_sort_order_id: meta.default_sort_order_id,
+        sort_orders: &meta.sort_orders,
+        properties: &meta.properties,
+        current_snapshot_id: match (meta.current_snapshot_id, v) {
+            (Some(id), _) => Some(id),
+            (None, FormatVersion::V3) => None,
+            (None, _) => Some(-1),
+        },
+        refs: &meta.refs,
+        snapshots: &meta.snapshots,
+        statistics: &meta.statistics,
+        partition_statistics: &meta.partition_statistics,
+        snapshot_log: &meta.snapshot_log,
+        metadata_log: &meta.metadata_log,
+        next_row_id: meta.next_row_id,
+        encryption_keys: &meta.encryption_keys,
     };
-    m.insert("current-snapshot-id".into(), current);
-    m.insert("refs".into(), to_value(&meta.refs));
-    m.insert("snapshots".into(), to_value(&meta.snapshots));
-    m.insert("statistics".into(), to_value(&meta.statistics));
-    m.insert(
-        "partition-statistics".into(),
-        to_value(&meta.partition_statistics),
-    );
-    m.insert("snapshot-log".into(), to_value(&meta.snapshot_log));
-    m.insert("metadata-log".into(), to_value(&meta.metadata_log));
-    if let Some(next) = meta.next_row_id {
-        m.insert("next-row-id".into(), json!(next));
-    }
-    if !meta.encryption_keys.is_empty() {
-        m.insert("encryption-keys".into(), to_value(&meta.encryption_keys));
-    }
-    // Pretty-printing a Value of plain maps cannot fail.
-    serde_json::to_string_pretty(&Value::Object(m)).unwrap_or_default()
+    // Serializing plain data with string keys cannot fail.
+    serde_json::to_string_pretty(&out).unwrap_or_default()
 }

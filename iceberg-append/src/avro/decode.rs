@@ -1,88 +1,15 @@
-//! Conversions between our records and apache-avro values, field for field with the schemas
-//! in [`super::schema`] (same names, same order, same version rules).
+//! Reading manifests and manifest lists back: apache-avro's decoded values to our records,
+//! by field name, for any version's schema (ours or another writer's).
 
 use std::collections::BTreeMap;
 
 use apache_avro::types::Value;
 use iceberg_spec::{
-    DataContentType, DataFile, Datum, FieldSummary, FileFormat, FormatVersion, ManifestContent,
-    ManifestEntry, ManifestFile, ManifestStatus, PrimitiveType, StructType, Type,
+    DataContentType, DataFile, Datum, FieldSummary, FileFormat, ManifestContent, ManifestEntry,
+    ManifestFile, ManifestStatus, PrimitiveType, StructType,
 };
 
 use crate::error::{Error, Result};
-
-/// Java's `block_size_in_bytes` for v1 manifests.
-const V1_BLOCK_SIZE_BYTES: i64 = 64 * 1024 * 1024;
-
-fn some(v: Value) -> Value {
-    Value::Union(1, Box::new(v))
-}
-
-fn null() -> Value {
-    Value::Union(0, Box::new(Value::Null))
-}
-
-fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> Value) -> Value {
-    v.map_or_else(null, |v| some(f(v)))
-}
-
-fn long_map(m: &BTreeMap<i32, i64>) -> Value {
-    some(Value::Array(
-        m.iter()
-            .map(|(k, v)| {
-                Value::Record(vec![
-                    ("key".into(), Value::Int(*k)),
-                    ("value".into(), Value::Long(*v)),
-                ])
-            })
-            .collect(),
-    ))
-}
-
-fn bytes_map(m: &BTreeMap<i32, Vec<u8>>) -> Value {
-    some(Value::Array(
-        m.iter()
-            .map(|(k, v)| {
-                Value::Record(vec![
-                    ("key".into(), Value::Int(*k)),
-                    ("value".into(), Value::Bytes(v.clone())),
-                ])
-            })
-            .collect(),
-    ))
-}
-
-/// A partition value as Avro, in the logical type the schema declares.
-fn datum_to_avro(d: &Datum, ty: &PrimitiveType) -> Result<Value> {
-    Ok(match (d, ty) {
-        (Datum::Boolean(v), _) => Value::Boolean(*v),
-        (Datum::Int(v), _) => Value::Int(*v),
-        (Datum::Long(v), _) => Value::Long(*v),
-        (Datum::Float(v), _) => Value::Float(*v),
-        (Datum::Double(v), _) => Value::Double(*v),
-        (Datum::Date(v), _) => Value::Date(*v),
-        (Datum::Time(v), _) => Value::TimeMicros(*v),
-        (Datum::Timestamp(v), _) => Value::TimestampMicros(*v),
-        (Datum::Timestamptz(v), _) => Value::TimestampMicros(*v),
-        (Datum::TimestampNs(v), _) => Value::TimestampNanos(*v),
-        (Datum::TimestamptzNs(v), _) => Value::TimestampNanos(*v),
-        (Datum::String(v), _) => Value::String(v.clone()),
-        (Datum::Uuid(v), _) => Value::Uuid(*v),
-        (Datum::Fixed(v), _) => Value::Fixed(v.len(), v.clone()),
-        (Datum::Binary(v), _) => Value::Bytes(v.clone()),
-        (Datum::Decimal { unscaled, .. }, PrimitiveType::Decimal { precision, .. }) => {
-            let size = PrimitiveType::decimal_required_bytes(*precision);
-            let full = unscaled.to_be_bytes();
-            Value::Decimal(apache_avro::Decimal::from(full[16 - size..].to_vec()))
-        }
-        (other, ty) => {
-            return Err(Error::invalid_manifest(
-                "",
-                format!("partition value {other:?} does not fit type {ty}"),
-            ));
-        }
-    })
-}
 
 /// A partition value read back from Avro.
 fn avro_to_datum(v: &Value, ty: &PrimitiveType, path: &str) -> Result<Option<Datum>> {
@@ -148,128 +75,6 @@ fn be_to_i128(b: &[u8]) -> Option<i128> {
     let mut buf = [fill; 16];
     buf[16 - b.len()..].copy_from_slice(b);
     Some(i128::from_be_bytes(buf))
-}
-
-fn partition_types(pt: &StructType) -> Vec<PrimitiveType> {
-    pt.fields
-        .iter()
-        .map(|f| match &f.field_type {
-            Type::Primitive(p) => p.clone(),
-            _ => PrimitiveType::Binary,
-        })
-        .collect()
-}
-
-/// A manifest entry as an Avro record of the version's `manifest_entry` schema.
-pub(crate) fn entry_to_avro(
-    e: &ManifestEntry,
-    version: FormatVersion,
-    pt: &StructType,
-) -> Result<Value> {
-    let v1 = version == FormatVersion::V1;
-    let v3 = version == FormatVersion::V3;
-    let f = &e.data_file;
-    let types = partition_types(pt);
-    if f.partition.len() != types.len() {
-        return Err(Error::InvalidDataFile {
-            path: f.file_path.clone(),
-            reason: format!(
-                "partition tuple has {} values but spec {} has {} fields",
-                f.partition.len(),
-                f.spec_id,
-                types.len()
-            ),
-        });
-    }
-    let mut partition = Vec::with_capacity(types.len());
-    for ((field, value), ty) in pt.fields.iter().zip(&f.partition).zip(&types) {
-        let v = match value {
-            None => null(),
-            Some(d) => some(datum_to_avro(d, ty).map_err(|_| Error::InvalidDataFile {
-                path: f.file_path.clone(),
-                reason: format!("partition field `{}` value {d:?} is not a {ty}", field.name),
-            })?),
-        };
-        partition.push((field.name.clone(), v));
-    }
-    let mut df: Vec<(String, Value)> = Vec::new();
-    if !v1 {
-        df.push(("content".into(), Value::Int(f.content.code())));
-    }
-    df.push(("file_path".into(), Value::String(f.file_path.clone())));
-    df.push((
-        "file_format".into(),
-        Value::String(f.file_format.as_str().into()),
-    ));
-    df.push(("partition".into(), Value::Record(partition)));
-    df.push(("record_count".into(), Value::Long(f.record_count)));
-    df.push((
-        "file_size_in_bytes".into(),
-        Value::Long(f.file_size_in_bytes),
-    ));
-    if v1 {
-        df.push((
-            "block_size_in_bytes".into(),
-            Value::Long(V1_BLOCK_SIZE_BYTES),
-        ));
-    }
-    df.push(("column_sizes".into(), long_map(&f.column_sizes)));
-    df.push(("value_counts".into(), long_map(&f.value_counts)));
-    df.push(("null_value_counts".into(), long_map(&f.null_value_counts)));
-    df.push(("nan_value_counts".into(), long_map(&f.nan_value_counts)));
-    df.push(("lower_bounds".into(), bytes_map(&f.lower_bounds)));
-    df.push(("upper_bounds".into(), bytes_map(&f.upper_bounds)));
-    df.push((
-        "key_metadata".into(),
-        opt(f.key_metadata.clone(), Value::Bytes),
-    ));
-    df.push((
-        "split_offsets".into(),
-        opt(f.split_offsets.as_ref(), |s| {
-            Value::Array(s.iter().map(|o| Value::Long(*o)).collect())
-        }),
-    ));
-    if !v1 {
-        df.push((
-            "equality_ids".into(),
-            opt(f.equality_ids.as_ref(), |s| {
-                Value::Array(s.iter().map(|o| Value::Int(*o)).collect())
-            }),
-        ));
-    }
-    df.push(("sort_order_id".into(), opt(f.sort_order_id, Value::Int)));
-    if v3 {
-        df.push(("first_row_id".into(), opt(f.first_row_id, Value::Long)));
-    }
-    if !v1 {
-        df.push((
-            "referenced_data_file".into(),
-            opt(f.referenced_data_file.clone(), Value::String),
-        ));
-    }
-    if v3 {
-        df.push(("content_offset".into(), opt(f.content_offset, Value::Long)));
-        df.push((
-            "content_size_in_bytes".into(),
-            opt(f.content_size_in_bytes, Value::Long),
-        ));
-    }
-    let mut entry = vec![
-        ("status".into(), Value::Int(e.status.code())),
-        ("snapshot_id".into(), opt(e.snapshot_id, Value::Long)),
-    ];
-    if !v1 {
-        entry.push((
-            "sequence_number".into(),
-            opt(e.sequence_number, Value::Long),
-        ));
-        entry.push((
-            "file_sequence_number".into(),
-            opt(e.file_sequence_number, Value::Long),
-        ));
-    }
-    entry.push(("data_file".into(), Value::Record(df)));
-    Ok(Value::Record(entry))
 }
 
 /// Named fields of a record value, unions unwrapped, for reading.
@@ -390,7 +195,7 @@ pub(crate) fn avro_to_entry(
         Value::Record(fs) => fs,
         _ => return Err(df.missing("partition")),
     };
-    let types = partition_types(pt);
+    let types = super::encode::partition_types(pt);
     let mut partition = Vec::with_capacity(types.len());
     for (field, ty) in pt.fields.iter().zip(&types) {
         let value = part
@@ -457,115 +262,6 @@ pub(crate) fn avro_to_entry(
         file_sequence_number: e.opt_long("file_sequence_number")?,
         data_file,
     })
-}
-
-/// A manifest-list row as an Avro record of the version's `manifest_file` schema.
-pub(crate) fn manifest_file_to_avro(m: &ManifestFile, version: FormatVersion) -> Value {
-    let partitions = opt(m.partitions.as_ref(), |ps| {
-        Value::Array(
-            ps.iter()
-                .map(|s| {
-                    Value::Record(vec![
-                        ("contains_null".into(), Value::Boolean(s.contains_null)),
-                        ("contains_nan".into(), opt(s.contains_nan, Value::Boolean)),
-                        (
-                            "lower_bound".into(),
-                            opt(s.lower_bound.clone(), Value::Bytes),
-                        ),
-                        (
-                            "upper_bound".into(),
-                            opt(s.upper_bound.clone(), Value::Bytes),
-                        ),
-                    ])
-                })
-                .collect(),
-        )
-    });
-    let mut r: Vec<(String, Value)> = vec![
-        (
-            "manifest_path".into(),
-            Value::String(m.manifest_path.clone()),
-        ),
-        ("manifest_length".into(), Value::Long(m.manifest_length)),
-        ("partition_spec_id".into(), Value::Int(m.partition_spec_id)),
-    ];
-    if version == FormatVersion::V1 {
-        r.extend([
-            ("added_snapshot_id".into(), Value::Long(m.added_snapshot_id)),
-            (
-                "added_files_count".into(),
-                opt(m.added_files_count, Value::Int),
-            ),
-            (
-                "existing_files_count".into(),
-                opt(m.existing_files_count, Value::Int),
-            ),
-            (
-                "deleted_files_count".into(),
-                opt(m.deleted_files_count, Value::Int),
-            ),
-            ("partitions".into(), partitions),
-            (
-                "added_rows_count".into(),
-                opt(m.added_rows_count, Value::Long),
-            ),
-            (
-                "existing_rows_count".into(),
-                opt(m.existing_rows_count, Value::Long),
-            ),
-            (
-                "deleted_rows_count".into(),
-                opt(m.deleted_rows_count, Value::Long),
-            ),
-            (
-                "key_metadata".into(),
-                opt(m.key_metadata.clone(), Value::Bytes),
-            ),
-        ]);
-    } else {
-        r.extend([
-            ("content".into(), Value::Int(m.content.code())),
-            ("sequence_number".into(), Value::Long(m.sequence_number)),
-            (
-                "min_sequence_number".into(),
-                Value::Long(m.min_sequence_number),
-            ),
-            ("added_snapshot_id".into(), Value::Long(m.added_snapshot_id)),
-            (
-                "added_files_count".into(),
-                Value::Int(m.added_files_count.unwrap_or(0)),
-            ),
-            (
-                "existing_files_count".into(),
-                Value::Int(m.existing_files_count.unwrap_or(0)),
-            ),
-            (
-                "deleted_files_count".into(),
-                Value::Int(m.deleted_files_count.unwrap_or(0)),
-            ),
-            (
-                "added_rows_count".into(),
-                Value::Long(m.added_rows_count.unwrap_or(0)),
-            ),
-            (
-                "existing_rows_count".into(),
-                Value::Long(m.existing_rows_count.unwrap_or(0)),
-            ),
-            (
-                "deleted_rows_count".into(),
-                Value::Long(m.deleted_rows_count.unwrap_or(0)),
-            ),
-            ("partitions".into(), partitions),
-            (
-                "key_metadata".into(),
-                opt(m.key_metadata.clone(), Value::Bytes),
-            ),
-        ]);
-        if version == FormatVersion::V3 {
-            r.push(("first_row_id".into(), opt(m.first_row_id, Value::Long)));
-        }
-    }
-    Value::Record(r)
 }
 
 /// A manifest-list row read from an Avro record (v1 rows get sequence numbers 0).

@@ -1,0 +1,3 @@
+//! Support for the cross-crate tests: the golden fixture tables and their generator.
+
+pub mod fixtures;
