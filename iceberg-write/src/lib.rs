@@ -16,6 +16,7 @@
 //! - `partition`: vectorized transforms and splitting batches by partition tuple.
 //! - [`metrics`]: Java's metrics modes, footer metrics, float/NaN handling, truncation.
 //! - `naming`: Java-style unique data file names.
+//! - `location`: where they go — `<data>/<partition>/` or Java's object-storage layout.
 //!
 //! Example:
 //!
@@ -45,6 +46,7 @@
 
 mod align;
 mod error;
+mod location;
 pub mod metrics;
 mod naming;
 mod options;

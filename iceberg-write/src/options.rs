@@ -44,6 +44,10 @@ pub struct WriteOptions {
     pub metrics: MetricsConfig,
     /// Where data files go instead of `<location>/data` (`write.data.path`).
     pub data_location: Option<String>,
+    /// Hash directories in data file paths (`write.object-storage.enabled`).
+    pub object_storage_enabled: bool,
+    /// Keep partition paths after the hash (`write.object-storage.partitioned-paths`).
+    pub object_storage_partitioned_paths: bool,
     /// Operation (query/job) id shared by every worker of one commit; part of each file name.
     pub operation_id: Uuid,
     /// Id of this worker's task within the operation; part of each file name.
@@ -84,6 +88,8 @@ impl WriteOptions {
             max_open_files: props.max_open_files,
             metrics: MetricsConfig::from_properties(&props.metrics),
             data_location: props.data_path.clone(),
+            object_storage_enabled: props.object_storage_enabled,
+            object_storage_partitioned_paths: props.object_storage_partitioned_paths,
             operation_id: Uuid::new_v4(),
             task_id: 0,
             partition_id: 0,
@@ -237,6 +243,19 @@ mod tests {
             Compression::GZIP(GzipLevel::try_new(9).unwrap())
         );
         assert_eq!(o.data_location.as_deref(), Some("memory://x/elsewhere"));
+        assert!(!o.object_storage_enabled);
+
+        m.insert(
+            "write.object-storage.enabled".to_string(),
+            "true".to_string(),
+        );
+        m.insert(
+            "write.object-storage.partitioned-paths".to_string(),
+            "false".to_string(),
+        );
+        let o = WriteOptions::from_table_properties(&m).unwrap();
+        assert!(o.object_storage_enabled);
+        assert!(!o.object_storage_partitioned_paths);
 
         m.insert(PARQUET_COMPRESSION_LEVEL.to_string(), "99".to_string());
         let err = WriteOptions::from_table_properties(&m)

@@ -14,6 +14,7 @@ use parquet::file::properties::WriterProperties;
 use super::file::{FileContext, ParquetFile, writer_properties};
 use crate::align::align_batch;
 use crate::error::{Error, Result};
+use crate::location::DataLocations;
 use crate::naming::FileNamer;
 use crate::options::WriteOptions;
 use crate::partition::Partitioner;
@@ -69,6 +70,12 @@ impl DataFileWriter {
     ) -> Result<Self> {
         options.validate()?;
         let arrow = Arc::new(arrow_schema(schema)?);
+        let locations = DataLocations::new(
+            location,
+            options.data_location.as_deref(),
+            options.object_storage_enabled,
+            options.object_storage_partitioned_paths,
+        );
         Ok(Self {
             io: io.clone(),
             schema: schema.clone(),
@@ -80,8 +87,7 @@ impl DataFileWriter {
             modes: options.metrics.resolve(schema),
             partitioner: Partitioner::new(spec, schema)?,
             namer: FileNamer::new(
-                location,
-                options.data_location.as_deref(),
+                locations,
                 options.partition_id,
                 options.task_id,
                 options.operation_id,

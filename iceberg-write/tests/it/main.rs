@@ -4,6 +4,7 @@
 
 mod common;
 mod layout;
+mod locations;
 mod many_partitions;
 mod metrics;
 mod partitioned;
