@@ -9,4 +9,5 @@ mod many_partitions;
 mod metrics;
 mod partitioned;
 mod props;
+mod sorted;
 mod streaming;
