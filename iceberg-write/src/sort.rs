@@ -242,7 +242,6 @@ mod tests {
     use arrow_array::types::Int64Type;
     use arrow_array::{Array, Int64Array, StringArray, StructArray};
     use arrow_buffer::NullBuffer;
-    use arrow_schema::{Field, Fields};
     use iceberg_spec::types::{NestedField, StructType};
     use iceberg_spec::{SortField as IcebergSortField, Transform};
 
@@ -302,7 +301,7 @@ mod tests {
             unreachable!()
         };
         let s = StructArray::new(
-            Fields::from(children.iter().cloned().collect::<Vec<Arc<Field>>>()),
+            children,
             vec![Arc::new(Float64Array::from(xs))],
             s_valid.map(NullBuffer::from),
         );
