@@ -71,8 +71,11 @@ pub use table::{
     write_metadata_file,
 };
 
-/// Writes `batches` as data files with the table's spec and properties, then prepares the
-/// append. Nothing is committed.
+/// Writes `batches` as data files with the table's spec, sort order and properties, then
+/// prepares the append. Nothing is committed.
+///
+/// When the table has a (non-empty) default sort order, the rows of each data file are
+/// sorted by it and the files record its id.
 ///
 /// # Errors
 /// When writing the data files fails (nothing is committed), or as [`prepare_append`].
@@ -84,16 +87,18 @@ pub async fn write_and_prepare_append(
     env: &dyn Environment,
 ) -> Result<AppendResult> {
     let meta = &table.metadata;
-    let options = iceberg_write::WriteOptions::from_table_properties(&meta.properties)?;
-    // The writer does not sort rows yet, so no file claims a sort order (never a lie).
-    let sort_order_id = None;
+    let mut options = iceberg_write::WriteOptions::from_table_properties(&meta.properties)?;
+    if let Some(order) = meta.default_sort_order().filter(|o| !o.is_unsorted()) {
+        // The writer sorts each file by the order and records its id.
+        options = options.with_sort_order(order);
+    }
     let files = iceberg_write::write_data_files(
         io,
         &meta.location,
         batches,
         meta.current_schema()?,
         meta.default_spec()?,
-        sort_order_id,
+        None,
         &options,
     )
     .await?;

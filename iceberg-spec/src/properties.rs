@@ -49,6 +49,10 @@ pub const WRITE_DATA_PATH: &str = "write.data.path";
 pub const WRITE_METADATA_PATH: &str = "write.metadata.path";
 /// Object-storage layout of data file paths.
 pub const WRITE_OBJECT_STORAGE_ENABLED: &str = "write.object-storage.enabled";
+/// In the object-storage layout, keep the partition path after the hash directories.
+pub const WRITE_OBJECT_STORAGE_PARTITIONED_PATHS: &str = "write.object-storage.partitioned-paths";
+/// Default: partition paths are kept (Java's default).
+pub const DEFAULT_WRITE_OBJECT_STORAGE_PARTITIONED_PATHS: bool = true;
 /// Default metrics mode for every column.
 pub const METRICS_DEFAULT: &str = "write.metadata.metrics.default";
 /// Prefix of per-column metrics modes.
@@ -231,6 +235,8 @@ pub struct TableProperties {
     pub metadata_path: Option<String>,
     /// Object-storage path layout.
     pub object_storage_enabled: bool,
+    /// Partition paths kept in the object-storage layout.
+    pub object_storage_partitioned_paths: bool,
     /// Metrics settings.
     pub metrics: MetricsProperties,
     /// Commit retries.
@@ -265,6 +271,20 @@ impl Props<'_> {
                 key: key.into(),
                 value: v.clone(),
                 reason: format!("expected {expected}"),
+            }),
+        }
+    }
+
+    /// A boolean, `true`/`false` in any case (Java's `Boolean.parseBoolean` ignores case).
+    fn flag(&self, key: &str, default: bool) -> Result<bool> {
+        match self.0.get(key) {
+            None => Ok(default),
+            Some(v) if v.trim().eq_ignore_ascii_case("true") => Ok(true),
+            Some(v) if v.trim().eq_ignore_ascii_case("false") => Ok(false),
+            Some(v) => Err(Error::InvalidProperty {
+                key: key.into(),
+                value: v.clone(),
+                reason: "expected true or false".into(),
             }),
         }
     }
@@ -373,10 +393,10 @@ impl TableProperties {
             max_open_files: p.positive(WRITE_MAX_OPEN_FILES, DEFAULT_WRITE_MAX_OPEN_FILES)?,
             data_path: props.get(WRITE_DATA_PATH).cloned(),
             metadata_path: props.get(WRITE_METADATA_PATH).cloned(),
-            object_storage_enabled: p.parse(
-                WRITE_OBJECT_STORAGE_ENABLED,
-                false,
-                "true or false",
+            object_storage_enabled: p.flag(WRITE_OBJECT_STORAGE_ENABLED, false)?,
+            object_storage_partitioned_paths: p.flag(
+                WRITE_OBJECT_STORAGE_PARTITIONED_PATHS,
+                DEFAULT_WRITE_OBJECT_STORAGE_PARTITIONED_PATHS,
             )?,
             metrics: MetricsProperties {
                 default_mode,
@@ -465,6 +485,24 @@ mod tests {
         assert_eq!(p.manifest.compression_codec, "gzip");
         assert_eq!(p.metrics.max_inferred_column_defaults, 100);
         assert_eq!(p.metadata_previous_versions_max, 100);
+        assert!(!p.object_storage_enabled);
+        assert!(p.object_storage_partitioned_paths);
+    }
+
+    #[test]
+    fn object_storage_flags_ignore_case() {
+        let mut m = BTreeMap::new();
+        m.insert(WRITE_OBJECT_STORAGE_ENABLED.to_string(), "True".to_string());
+        m.insert(
+            WRITE_OBJECT_STORAGE_PARTITIONED_PATHS.to_string(),
+            "FALSE".to_string(),
+        );
+        let p = TableProperties::parse(&m).unwrap();
+        assert!(p.object_storage_enabled);
+        assert!(!p.object_storage_partitioned_paths);
+        m.insert(WRITE_OBJECT_STORAGE_ENABLED.to_string(), "yes".to_string());
+        let err = TableProperties::parse(&m).unwrap_err().to_string();
+        assert!(err.contains(WRITE_OBJECT_STORAGE_ENABLED), "{err}");
     }
 
     #[test]

@@ -8,14 +8,17 @@
 //! Module map:
 //! - [`write_data_files`] (here): write a slice of batches, get the data files back.
 //! - [`DataFileWriter`] (`writer`): the streaming writer — one open file per partition,
-//!   rolling at the target size, capped open files; `file` writes one Parquet file.
+//!   rolling at the target size, capped open files, every file sorted when the table has a
+//!   sort order; `file` writes one Parquet file.
 //! - [`WriteOptions`] (`options`): codec, sizes, metrics config and file-naming ids, parsed
 //!   once from table properties.
 //! - [`arrow_schema()`] (`to_arrow`): Iceberg → Arrow with `PARQUET:field_id` everywhere.
 //! - `align`: batches matched to the table schema by name or field id, cast, checked.
 //! - `partition`: vectorized transforms and splitting batches by partition tuple.
+//! - `sort`: sort keys (transforms of source columns) as Arrow rows; sorting by them.
 //! - [`metrics`]: Java's metrics modes, footer metrics, float/NaN handling, truncation.
 //! - `naming`: Java-style unique data file names.
+//! - `location`: where they go — `<data>/<partition>/` or Java's object-storage layout.
 //!
 //! Example:
 //!
@@ -45,10 +48,12 @@
 
 mod align;
 mod error;
+mod location;
 pub mod metrics;
 mod naming;
 mod options;
 mod partition;
+mod sort;
 mod to_arrow;
 mod writer;
 
@@ -76,8 +81,11 @@ use ::arrow_array::RecordBatch;
 ///
 /// Every batch is aligned and checked before anything is written, so a refused batch leaves
 /// no file behind. Rows are split by `spec`; each partition gets one file (more once the
-/// target file size is reached). `sort_order_id` is recorded as given: pass `None` unless
-/// the rows really are sorted by that order.
+/// target file size is reached). With a sort order in `options`
+/// ([`WriteOptions::with_sort_order`]) the rows of the whole slice are sorted by it, each
+/// partition's file holds them in that order and records the order's id. Without one,
+/// `sort_order_id` is recorded as given: pass `None` unless the rows really are sorted by
+/// that order (see [`DataFileWriter::new`]).
 ///
 /// # Errors
 /// Data errors ([`Error::MissingColumn`], [`Error::TypeMismatch`],
@@ -97,11 +105,9 @@ pub async fn write_data_files(
         .iter()
         .map(|b| writer.align(b))
         .collect::<Result<Vec<_>>>()?;
-    for batch in &aligned {
-        if let Err(e) = writer.write_aligned(batch).await {
-            let _ = writer.abort().await;
-            return Err(e);
-        }
+    if let Err(e) = writer.write_all_aligned(&aligned).await {
+        let _ = writer.abort().await;
+        return Err(e);
     }
     writer.close().await
 }

@@ -1,13 +1,15 @@
-//! Data file locations and names, unique across workers of one operation.
+//! Data file names, unique across workers of one operation.
 //!
-//! Java's `OutputFileFactory`: `<partitionId %05d>-<taskId>-<operationId>-<fileCount %05d>[-suffix].parquet`
-//! under `<location>/data/<partition path>/` (or `write.data.path`). The operation id is
-//! shared by the workers of a commit, the task id differs per worker, and the count per file.
+//! Java's `OutputFileFactory`: `<partitionId %05d>-<taskId>-<operationId>-<fileCount %05d>[-suffix].parquet`,
+//! placed by [`DataLocations`] (`location`). The operation id is shared by the workers of a
+//! commit, the task id differs per worker, and the count per file.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use uuid::Uuid;
+
+use crate::location::DataLocations;
 
 /// The running file count of one task, shared by every clone (Java's `OutputFileFactory`
 /// counter), so writers made from the same [`crate::WriteOptions`] never reuse a name.
@@ -40,7 +42,7 @@ impl PartialEq for FileCounter {
 /// Hands out the path of each new data file of one writer.
 #[derive(Debug, Clone)]
 pub(crate) struct FileNamer {
-    data_location: String,
+    locations: DataLocations,
     partition_id: u32,
     task_id: u64,
     operation_id: Uuid,
@@ -49,22 +51,17 @@ pub(crate) struct FileNamer {
 }
 
 impl FileNamer {
-    /// A namer for a table at `location`, with an optional data location override.
+    /// A namer placing files with `locations`.
     pub(crate) fn new(
-        location: &str,
-        data_location: Option<&str>,
+        locations: DataLocations,
         partition_id: u32,
         task_id: u64,
         operation_id: Uuid,
         suffix: Option<String>,
         counter: FileCounter,
     ) -> Self {
-        let data_location = match data_location {
-            Some(d) => d.trim_end_matches('/').to_string(),
-            None => format!("{}/data", location.trim_end_matches('/')),
-        };
         Self {
-            data_location,
+            locations,
             partition_id,
             task_id,
             operation_id,
@@ -85,11 +82,7 @@ impl FileNamer {
             "{:05}-{}-{}-{:05}{suffix}.parquet",
             self.partition_id, self.task_id, self.operation_id, count
         );
-        if partition_path.is_empty() {
-            format!("{}/{name}", self.data_location)
-        } else {
-            format!("{}/{partition_path}/{name}", self.data_location)
-        }
+        self.locations.data_file(partition_path, &name)
     }
 }
 
@@ -97,10 +90,21 @@ impl FileNamer {
 mod tests {
     use super::*;
 
+    fn default(location: &str, data: Option<&str>) -> DataLocations {
+        DataLocations::new(location, data, false, true)
+    }
+
     #[test]
     fn java_style_names() {
         let op = Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
-        let mut n = FileNamer::new("memory://wh/t/", None, 3, 7, op, None, FileCounter::new());
+        let mut n = FileNamer::new(
+            default("memory://wh/t/", None),
+            3,
+            7,
+            op,
+            None,
+            FileCounter::new(),
+        );
         assert_eq!(
             n.next_path(""),
             "memory://wh/t/data/00003-7-01234567-89ab-cdef-0123-456789abcdef-00001.parquet"
@@ -110,8 +114,7 @@ mod tests {
             "memory://wh/t/data/d=2017-11-16/00003-7-01234567-89ab-cdef-0123-456789abcdef-00002.parquet"
         );
         let mut n = FileNamer::new(
-            "memory://wh/t",
-            Some("file:///other/"),
+            default("memory://wh/t", Some("file:///other/")),
             0,
             0,
             op,
@@ -125,8 +128,22 @@ mod tests {
     #[test]
     fn clones_share_the_count() {
         let counter = FileCounter::new();
-        let mut a = FileNamer::new("memory://t", None, 0, 0, Uuid::nil(), None, counter.clone());
-        let mut b = FileNamer::new("memory://t", None, 0, 0, Uuid::nil(), None, counter.clone());
+        let mut a = FileNamer::new(
+            default("memory://t", None),
+            0,
+            0,
+            Uuid::nil(),
+            None,
+            counter.clone(),
+        );
+        let mut b = FileNamer::new(
+            default("memory://t", None),
+            0,
+            0,
+            Uuid::nil(),
+            None,
+            counter.clone(),
+        );
         assert!(a.next_path("").ends_with("-00001.parquet"));
         assert!(b.next_path("").ends_with("-00002.parquet"));
         assert_eq!(counter.count(), 2);

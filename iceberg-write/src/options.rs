@@ -1,7 +1,8 @@
 //! [`WriteOptions`]: how data files are encoded, sized, named and measured.
 //!
 //! Parsed once from table properties (see [`iceberg_spec::properties`] for the keys and
-//! Java's defaults); the naming ids are the only injected values.
+//! Java's defaults); the naming ids are injected, and the sort order comes from the table
+//! metadata ([`WriteOptions::with_sort_order`]).
 
 use std::collections::BTreeMap;
 
@@ -44,6 +45,12 @@ pub struct WriteOptions {
     pub metrics: MetricsConfig,
     /// Where data files go instead of `<location>/data` (`write.data.path`).
     pub data_location: Option<String>,
+    /// Hash directories in data file paths (`write.object-storage.enabled`).
+    pub object_storage_enabled: bool,
+    /// Keep partition paths after the hash (`write.object-storage.partitioned-paths`).
+    pub object_storage_partitioned_paths: bool,
+    /// Rows are sorted by this order within each data file (unsorted: written as given).
+    pub sort_order: SortOrder,
     /// Operation (query/job) id shared by every worker of one commit; part of each file name.
     pub operation_id: Uuid,
     /// Id of this worker's task within the operation; part of each file name.
@@ -84,6 +91,9 @@ impl WriteOptions {
             max_open_files: props.max_open_files,
             metrics: MetricsConfig::from_properties(&props.metrics),
             data_location: props.data_path.clone(),
+            object_storage_enabled: props.object_storage_enabled,
+            object_storage_partitioned_paths: props.object_storage_partitioned_paths,
+            sort_order: SortOrder::unsorted(),
             operation_id: Uuid::new_v4(),
             task_id: 0,
             partition_id: 0,
@@ -119,8 +129,10 @@ impl WriteOptions {
         self
     }
 
-    /// The same options with the table's sort order, whose columns get at least `truncate(16)`.
+    /// The same options with the table's sort order: the writer sorts the rows of each data
+    /// file by it and records its id, and its columns get at least `truncate(16)` metrics.
     pub fn with_sort_order(mut self, order: &SortOrder) -> Self {
+        self.sort_order = order.clone();
         self.metrics.sorted_field_ids = order
             .fields
             .iter()
@@ -237,6 +249,19 @@ mod tests {
             Compression::GZIP(GzipLevel::try_new(9).unwrap())
         );
         assert_eq!(o.data_location.as_deref(), Some("memory://x/elsewhere"));
+        assert!(!o.object_storage_enabled);
+
+        m.insert(
+            "write.object-storage.enabled".to_string(),
+            "true".to_string(),
+        );
+        m.insert(
+            "write.object-storage.partitioned-paths".to_string(),
+            "false".to_string(),
+        );
+        let o = WriteOptions::from_table_properties(&m).unwrap();
+        assert!(o.object_storage_enabled);
+        assert!(!o.object_storage_partitioned_paths);
 
         m.insert(PARQUET_COMPRESSION_LEVEL.to_string(), "99".to_string());
         let err = WriteOptions::from_table_properties(&m)
@@ -263,6 +288,7 @@ mod tests {
             ],
         };
         let o = WriteOptions::default().with_sort_order(&order);
+        assert_eq!(o.sort_order, order);
         assert_eq!(
             o.metrics.sorted_field_ids,
             vec![2, 4],

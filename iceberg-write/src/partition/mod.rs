@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array, make_array};
 use arrow_buffer::NullBuffer;
-use arrow_row::{RowConverter, SortField};
+use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::DataType;
 use iceberg_spec::types::{PrimitiveType, Type};
 use iceberg_spec::{Datum, PartitionSpec, Schema, Transform};
@@ -96,9 +96,7 @@ impl Partitioner {
             }]);
         };
         let transformed = self.partition_columns(batch)?;
-        let rows = converter
-            .convert_columns(&transformed)
-            .map_err(|e| Error::arrow("<partition>", e))?;
+        let rows = Self::rows(converter, &transformed)?;
         let mut index: HashMap<&[u8], usize> = HashMap::new();
         let mut groups: Vec<(Vec<u8>, Vec<u32>)> = Vec::new();
         for (i, row) in rows.iter().enumerate() {
@@ -131,6 +129,24 @@ impl Partitioner {
             .collect()
     }
 
+    /// The partition key of every row of `batch` (equal bytes for equal tuples, and ordered
+    /// by the tuple); `None` when the spec is unpartitioned.
+    ///
+    /// # Errors
+    /// When a source column is missing from the batch or a transform fails.
+    pub(crate) fn keys(&self, batch: &RecordBatch) -> Result<Option<Rows>> {
+        match &self.converter {
+            None => Ok(None),
+            Some(converter) => Self::rows(converter, &self.partition_columns(batch)?).map(Some),
+        }
+    }
+
+    fn rows(converter: &RowConverter, columns: &[ArrayRef]) -> Result<Rows> {
+        converter
+            .convert_columns(columns)
+            .map_err(|e| Error::arrow("<partition>", e))
+    }
+
     /// The transformed partition columns of `batch`, one per spec field.
     pub(crate) fn partition_columns(&self, batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
         self.fields
@@ -147,7 +163,7 @@ impl Partitioner {
 }
 
 /// The column with field id `id`, at top level or inside structs, with ancestors' nulls applied.
-fn find_column(batch: &RecordBatch, id: i32) -> Option<ArrayRef> {
+pub(crate) fn find_column(batch: &RecordBatch, id: i32) -> Option<ArrayRef> {
     fn search(
         fields: &arrow_schema::Fields,
         cols: &[ArrayRef],

@@ -1,12 +1,25 @@
 //! [`DataFileWriter`]: the streaming writer. One open file per partition across batches,
 //! a new file once the current one reaches the target size, at most `max_open_files` open
 //! (the least recently used is closed to make room).
+//!
+//! With a sort order ([`WriteOptions::sort_order`]) the rows of each batch are sorted per
+//! partition before they are written, and every file stays sorted: the writer remembers the
+//! sort key of the last row written to each open file, and when a batch's first row for that
+//! partition sorts before it, the file is closed and a new one started. So every file it
+//! writes holds one sorted run and honestly records the order's id (Java's writers claim the
+//! id only for sorted input, too). The price is a file per out-of-order batch and partition:
+//! unsorted input streamed in many small batches makes many files. Input sorted across
+//! batches (or fewer, larger batches) makes none extra. [`crate::write_data_files`] avoids it
+//! by sorting its whole slice first. The alternative, keeping one file and not recording the
+//! order, was rejected: readers and compaction rely on the id.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use arrow_row::OwnedRow;
 use arrow_schema::SchemaRef;
+use arrow_select::interleave::interleave_record_batch;
 use iceberg_io::FileIo;
 use iceberg_spec::{DataFile, Datum, MetricsMode, PartitionSpec, Schema};
 use parquet::file::properties::WriterProperties;
@@ -14,26 +27,35 @@ use parquet::file::properties::WriterProperties;
 use super::file::{FileContext, ParquetFile, writer_properties};
 use crate::align::align_batch;
 use crate::error::{Error, Result};
+use crate::location::DataLocations;
 use crate::naming::FileNamer;
 use crate::options::WriteOptions;
 use crate::partition::Partitioner;
+use crate::sort::{SortedBatch, Sorter, slice_order};
 use crate::to_arrow::arrow_schema;
 
 /// Rows handed to a file at a time, so the target size is checked at this granularity.
 const ROLL_CHECK_ROWS: usize = 4096;
+
+/// Rows copied at a time when a slice of batches is written in sort order.
+const SLICE_CHUNK_ROWS: usize = 16 * ROLL_CHECK_ROWS;
 
 #[derive(Debug)]
 struct OpenFile {
     file: ParquetFile,
     opened: u64,
     last_used: u64,
+    /// Sort key of the last row written, when the writer sorts.
+    last_key: Option<OwnedRow>,
 }
 
 /// Writes a stream of batches as partitioned, size-bounded Parquet data files.
 ///
 /// Batches are aligned to the table schema and split by partition; each partition has one
-/// open file until it reaches `target_file_size_bytes`. [`DataFileWriter::close`] returns a
-/// [`DataFile`] per file; [`DataFileWriter::abort`] deletes everything written.
+/// open file until it reaches `target_file_size_bytes`. With a sort order in the options,
+/// rows are sorted within each file and files record the order (see the module docs).
+/// [`DataFileWriter::close`] returns a [`DataFile`] per file; [`DataFileWriter::abort`]
+/// deletes everything written.
 #[derive(Debug)]
 pub struct DataFileWriter {
     io: FileIo,
@@ -45,6 +67,7 @@ pub struct DataFileWriter {
     props: WriterProperties,
     modes: HashMap<i32, MetricsMode>,
     partitioner: Partitioner,
+    sorter: Option<Sorter>,
     namer: FileNamer,
     open: HashMap<Vec<u8>, OpenFile>,
     clock: u64,
@@ -56,9 +79,13 @@ impl DataFileWriter {
     /// A writer for the table at `location` (data goes under `<location>/data` unless
     /// `options.data_location` says otherwise).
     ///
+    /// `sort_order_id` is the caller's word that rows arrive already sorted by that order;
+    /// it is recorded as given when `options` carry no sort order. When they do, the writer
+    /// sorts and records that order's id itself, and a different `sort_order_id` is refused.
+    ///
     /// # Errors
-    /// When the schema has a type this writer cannot store, the spec does not fit the
-    /// schema, or an option is out of range.
+    /// When the schema has a type this writer cannot store, the spec or sort order does not
+    /// fit the schema, or an option is out of range.
     pub fn new(
         io: &FileIo,
         location: &str,
@@ -69,6 +96,24 @@ impl DataFileWriter {
     ) -> Result<Self> {
         options.validate()?;
         let arrow = Arc::new(arrow_schema(schema)?);
+        let sorter = Sorter::new(&options.sort_order, schema)?;
+        let sort_order_id = match (&sorter, sort_order_id) {
+            (Some(s), Some(claimed)) if claimed != s.order_id() => {
+                return Err(Error::InvalidOption {
+                    option: "sort_order_id".into(),
+                    value: claimed.to_string(),
+                    reason: format!("the options sort by order {}", s.order_id()),
+                });
+            }
+            (Some(s), _) => Some(s.order_id()),
+            (None, claimed) => claimed,
+        };
+        let locations = DataLocations::new(
+            location,
+            options.data_location.as_deref(),
+            options.object_storage_enabled,
+            options.object_storage_partitioned_paths,
+        );
         Ok(Self {
             io: io.clone(),
             schema: schema.clone(),
@@ -79,9 +124,9 @@ impl DataFileWriter {
             props: writer_properties(options, schema),
             modes: options.metrics.resolve(schema),
             partitioner: Partitioner::new(spec, schema)?,
+            sorter,
             namer: FileNamer::new(
-                location,
-                options.data_location.as_deref(),
+                locations,
                 options.partition_id,
                 options.task_id,
                 options.operation_id,
@@ -130,6 +175,43 @@ impl DataFileWriter {
         result
     }
 
+    /// Writes aligned batches that are all in memory. When the writer sorts, rows are first
+    /// ordered across the whole slice (partition by partition), so each partition gets one
+    /// sorted run instead of one per batch; the reordered rows are copied a chunk at a time.
+    pub(crate) async fn write_all_aligned(&mut self, batches: &[RecordBatch]) -> Result<()> {
+        let order = match &self.sorter {
+            Some(sorter) if batches.len() > 1 => {
+                let partition_keys = batches
+                    .iter()
+                    .map(|b| self.partitioner.keys(b))
+                    .collect::<Result<Vec<_>>>()?;
+                let sort_keys = batches
+                    .iter()
+                    .map(|b| sorter.keys(b))
+                    .collect::<Result<Vec<_>>>()?;
+                slice_order(&partition_keys, &sort_keys)
+            }
+            _ => None,
+        };
+        let Some(order) = order else {
+            for batch in batches {
+                self.write_aligned(batch).await?;
+            }
+            return Ok(());
+        };
+        let refs: Vec<&RecordBatch> = batches.iter().collect();
+        for chunk in order.chunks(SLICE_CHUNK_ROWS) {
+            let indices: Vec<(usize, usize)> = chunk
+                .iter()
+                .map(|&(b, r)| (b as usize, r as usize))
+                .collect();
+            let batch =
+                interleave_record_batch(&refs, &indices).map_err(|e| Error::arrow("<batch>", e))?;
+            self.write_aligned(&batch).await?;
+        }
+        Ok(())
+    }
+
     fn check_usable(&self) -> Result<()> {
         match &self.failed {
             Some(reason) => Err(Error::WriterFailed {
@@ -141,12 +223,23 @@ impl DataFileWriter {
 
     async fn write_groups(&mut self, batch: &RecordBatch) -> Result<()> {
         for group in self.partitioner.split(batch)? {
-            let rows = group.batch.num_rows();
+            let sorted = match &self.sorter {
+                Some(sorter) => Some(sorter.sort(&group.batch)?),
+                None => None,
+            };
+            let rows = sorted.as_ref().map_or(&group.batch, |s| &s.batch);
             let mut offset = 0;
-            while offset < rows {
-                let len = ROLL_CHECK_ROWS.min(rows - offset);
-                let chunk = group.batch.slice(offset, len);
+            while offset < rows.num_rows() {
+                let start = offset;
+                let len = ROLL_CHECK_ROWS.min(rows.num_rows() - start);
                 offset += len;
+                let chunk = rows.slice(start, len);
+                if let Some(sorted) = &sorted
+                    && self.breaks_order(&group.key, sorted, start)
+                {
+                    // The open file would stop being sorted: start a new one.
+                    self.close_key(&group.key).await?;
+                }
                 self.ensure_open(&group.key, &group.values).await?;
                 self.clock += 1;
                 let clock = self.clock;
@@ -156,12 +249,21 @@ impl DataFileWriter {
                 };
                 open.last_used = clock;
                 open.file.write(&chunk).await?;
+                open.last_key = sorted.as_ref().map(|s| s.owned_key(start + len - 1));
                 if open.file.estimated_size() >= target {
                     self.close_key(&group.key).await?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// True when sorted row `i` sorts before the last row of the open file of `key`.
+    fn breaks_order(&self, key: &[u8], sorted: &SortedBatch, i: usize) -> bool {
+        self.open
+            .get(key)
+            .and_then(|f| f.last_key.as_ref())
+            .is_some_and(|last| last.row() > sorted.key(i))
     }
 
     /// Opens a file for the partition `key` unless one is open, making room under the cap.
@@ -197,6 +299,7 @@ impl DataFileWriter {
                 file,
                 opened: self.clock,
                 last_used: self.clock,
+                last_key: None,
             },
         );
         Ok(())

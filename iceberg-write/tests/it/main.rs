@@ -4,8 +4,10 @@
 
 mod common;
 mod layout;
+mod locations;
 mod many_partitions;
 mod metrics;
 mod partitioned;
 mod props;
+mod sorted;
 mod streaming;
