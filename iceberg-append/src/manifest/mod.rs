@@ -113,7 +113,7 @@ fn describe(
     for e in entries {
         let i = e.status.code() as usize;
         counts[i] += 1;
-        rows[i] += e.data_file.record_count;
+        rows[i] = rows[i].saturating_add(e.data_file.record_count);
         if e.status.is_live()
             && let Some(s) = e.sequence_number
         {

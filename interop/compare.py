@@ -1,0 +1,182 @@
+"""Compares readers' canonical results with an expected result (FORMAT.md).
+
+    python compare.py --spec SPEC.json --expected expected.json RESULTS_DIR/*.json \
+                      [--markdown OUT.md] [--report OUT.json]
+
+Per reader x table x feature (scan, filters, history, stats) the verdict is pass, fail, error
+(the reader raised) or n.a. (the reader does not expose it, or expected has none). Prints the
+markdown summary (reader x feature) with notes; exits 1 when anything failed or errored.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import table_meta  # noqa: E402
+from canon import canon_row, dumps, sort_rows  # noqa: E402
+from stats import canon_file, canon_snapshot  # noqa: E402
+
+FEATURES = ("scan", "filters", "history", "stats")
+SOURCE = {"scan": "scan", "filters": "filters", "history": "snapshots", "stats": "files"}
+
+
+def _is_error(v: Any) -> bool:
+    return isinstance(v, dict) and set(v) == {"error"}
+
+
+def _diff_rows(exp: list, got: list) -> str | None:
+    e, g = [dumps(r) for r in sort_rows(exp)], [dumps(r) for r in sort_rows(got)]
+    if e == g:
+        return None
+    missing = [r for r in e if r not in g][:2]
+    extra = [r for r in g if r not in e][:2]
+    note = f"{len(g)} rows, expected {len(e)}"
+    if missing:
+        note += f"; missing {' '.join(missing)}"
+    if extra:
+        note += f"; unexpected {' '.join(extra)}"
+    return note
+
+
+def _diff_keyed(exp: list, got: list, key: str) -> tuple[str | None, set[str]]:
+    """Compares records by key on the fields both sides have; returns (note, fields compared)."""
+    e, g = {str(x[key]): x for x in exp}, {str(x[key]): x for x in got}
+    notes, compared = [], set()
+    if e.keys() != g.keys():
+        notes.append(f"{key}s differ: missing {sorted(e.keys() - g.keys())[:3]}, "
+                     f"unexpected {sorted(g.keys() - e.keys())[:3]}")
+    for k in sorted(e.keys() & g.keys()):
+        for field in sorted(e[k].keys() & g[k].keys()):
+            compared.add(field)
+            ev, gv = e[k][field], g[k][field]
+            if dumps(ev) == dumps(gv):
+                continue
+            if isinstance(ev, dict) and isinstance(gv, dict):  # show only the differing entries
+                keys = sorted(set(ev) | set(gv), key=str)
+                ev, gv = ({x: d.get(x) for x in keys if dumps(ev.get(x)) != dumps(gv.get(x))} for d in (ev, gv))
+            notes.append(f"{k}: {field} = {dumps(gv)[:200]}, expected {dumps(ev)[:200]}")
+    if not notes:
+        return None, compared
+    return "; ".join(notes[:3]) + (f" (+{len(notes) - 3} more)" if len(notes) > 3 else ""), compared
+
+
+def _normalise(table: dict, meta: table_meta.TableMeta) -> dict:
+    """Re-canonicalises expected values (canon is idempotent), so either form may be written."""
+    out = dict(table)
+    if isinstance(table.get("scan"), list):
+        out["scan"] = [canon_row(r, meta.fields) for r in table["scan"]]
+    out["filters"] = {k: [canon_row(r, meta.fields) for r in v] if isinstance(v, list) else v
+                      for k, v in table.get("filters", {}).items()}
+    if isinstance(table.get("files"), list):
+        out["files"] = [canon_file(f, meta) for f in table["files"]]
+    if isinstance(table.get("snapshots"), list):
+        out["snapshots"] = [canon_snapshot(s) for s in table["snapshots"]]
+    return out
+
+
+def compare_feature(feature: str, exp: dict, got: dict) -> tuple[str, str]:
+    src = SOURCE[feature]
+    if src not in exp or exp[src] is None or (feature == "filters" and not exp[src]):
+        return "n.a.", "nothing expected"
+    if src not in got:
+        return "n.a.", "not exposed by reader"
+    e, g = exp[src], got[src]
+    if _is_error(g):
+        return "error", g["error"]
+    if feature == "scan":
+        note = _diff_rows(e, g)
+        return ("fail", note) if note else ("pass", "")
+    if feature == "filters":
+        bad = []
+        for name, rows in e.items():
+            r = g.get(name)
+            if r is None:
+                bad.append(f"{name}: not run")
+            elif _is_error(r):
+                bad.append(f"{name}: error {r['error']}")
+            elif note := _diff_rows(rows, r):
+                bad.append(f"{name}: {note[:300]}")
+        return ("fail", "; ".join(bad)) if bad else ("pass", f"{len(e)} filters")
+    key = "snapshot_id" if feature == "history" else "path"
+    note, compared = _diff_keyed(e, g, key)
+    missing = sorted({k for x in e for k, v in x.items() if v is not None} - compared - {key})
+    partial = f"not exposed: {', '.join(missing)}" if missing else ""
+    return ("fail", note + (f" [{partial}]" if partial else "")) if note else ("pass", partial)
+
+
+def compare(spec: dict, expected: dict, results: list[dict]) -> list[dict]:
+    metas = {t["name"]: table_meta.load(t["metadata"]) for t in spec["tables"]}
+    verdicts = []
+    for res in results:
+        for t in spec["tables"]:
+            name = t["name"]
+            exp = _normalise(expected["tables"].get(name, {}), metas[name])
+            got = res.get("tables", {}).get(name)
+            for feature in FEATURES:
+                if "error" in res:
+                    verdict = ("error", res["error"][:300])
+                elif got is None:
+                    verdict = ("n.a.", "table not read")
+                elif _is_error(got):
+                    verdict = ("error", got["error"])
+                else:
+                    verdict = compare_feature(feature, exp, got)
+                verdicts.append({"reader": res["reader"], "table": name, "feature": feature,
+                                 "verdict": verdict[0], "note": verdict[1]})
+    return verdicts
+
+
+def markdown(verdicts: list[dict]) -> str:
+    readers = list(dict.fromkeys(v["reader"] for v in verdicts))
+    lines = ["| reader | " + " | ".join(FEATURES) + " |", "|---" * (len(FEATURES) + 1) + "|"]
+    details = []
+    for r in readers:
+        cells = []
+        for f in FEATURES:
+            vs = [v for v in verdicts if v["reader"] == r and v["feature"] == f]
+            bad = [v for v in vs if v["verdict"] in ("fail", "error")]
+            applicable = [v for v in vs if v["verdict"] != "n.a."]
+            if bad:
+                cells.append(f"{bad[0]['verdict']} ({len(bad)}/{len(applicable)} tables)")
+            elif applicable:
+                cells.append(f"pass ({len(applicable)} tables)")
+            else:
+                cells.append("n.a.")
+            details += [f"- {r} / {v['table']} / {f}: **{v['verdict']}** {v['note'][:600]}" for v in bad]
+            hidden = sorted({k for v in vs if v["note"].startswith("not exposed: ")
+                             for k in v["note"].removeprefix("not exposed: ").split(", ")})
+            if hidden:
+                details.append(f"- {r} / {f}: not exposed: {', '.join(hidden)}")
+        lines.append(f"| {r} | " + " | ".join(cells) + " |")
+    if details:
+        lines += ["", "Notes:", ""] + details
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--spec", type=Path, required=True)
+    ap.add_argument("--expected", type=Path, required=True)
+    ap.add_argument("results", type=Path, nargs="+")
+    ap.add_argument("--markdown", type=Path)
+    ap.add_argument("--report", type=Path)
+    args = ap.parse_args()
+    spec = json.loads(args.spec.read_text())
+    expected = json.loads(args.expected.read_text())
+    results = [json.loads(p.read_text()) for p in args.results if p.resolve() != args.expected.resolve()]
+    verdicts = compare(spec, expected, results)
+    md = markdown(verdicts)
+    print(md)
+    if args.markdown:
+        args.markdown.write_text(md)
+    if args.report:
+        args.report.write_text(json.dumps(verdicts, indent=1, ensure_ascii=False) + "\n")
+    sys.exit(1 if any(v["verdict"] in ("fail", "error") for v in verdicts) else 0)
+
+
+if __name__ == "__main__":
+    main()

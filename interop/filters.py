@@ -1,0 +1,48 @@
+"""The small filter-expression format of the spec (FORMAT.md) and a walker over it.
+
+    {"op": "<", "col": "id", "value": 10}      ops: = != < <= > >=
+    {"op": "in", "col": "id", "values": [1, 2]}  also not_in
+    {"op": "is_null", "col": "c"}                also not_null, is_nan, not_nan
+    {"op": "starts_with", "col": "s", "value": "ab"}
+    {"op": "and", "args": [...]}                 also or; {"op": "not", "arg": {...}}
+
+Literals are JSON in the canonical form of the column's type (FORMAT.md); timestamps may also be
+integer micros. `walk` hands each reader's builder native Python literals (canon.native).
+"""
+
+from typing import Any, Protocol
+
+from canon import native
+from table_meta import TableMeta
+
+COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
+UNARY = ("is_null", "not_null", "is_nan", "not_nan")
+
+
+class Builder(Protocol):
+    def compare(self, op: str, col: str, value: Any, typ: Any) -> Any: ...
+    def unary(self, op: str, col: str, typ: Any) -> Any: ...
+    def in_(self, col: str, values: list, negate: bool, typ: Any) -> Any: ...
+    def starts_with(self, col: str, prefix: str) -> Any: ...
+    def and_(self, parts: list) -> Any: ...
+    def or_(self, parts: list) -> Any: ...
+    def not_(self, part: Any) -> Any: ...
+
+
+def walk(e: dict, meta: TableMeta, b: Builder) -> Any:
+    op = e["op"]
+    if op in ("and", "or"):
+        parts = [walk(a, meta, b) for a in e["args"]]
+        return b.and_(parts) if op == "and" else b.or_(parts)
+    if op == "not":
+        return b.not_(walk(e["arg"], meta, b))
+    typ = meta.column_type(e["col"])
+    if op in COMPARISONS:
+        return b.compare(op, e["col"], native(e["value"], typ), typ)
+    if op in UNARY:
+        return b.unary(op, e["col"], typ)
+    if op in ("in", "not_in"):
+        return b.in_(e["col"], [native(v, typ) for v in e["values"]], op == "not_in", typ)
+    if op == "starts_with":
+        return b.starts_with(e["col"], e["value"])
+    raise ValueError(f"unknown filter op {op!r}")
