@@ -13,7 +13,7 @@ import json
 import math
 import re
 import uuid
-from decimal import Decimal
+from decimal import Context, Decimal, localcontext
 from typing import Any
 
 EPOCH = dt.datetime(1970, 1, 1)
@@ -36,7 +36,9 @@ def canon(v: Any, t: Any) -> Any:
         return str(v)
     if t.startswith("decimal"):
         scale = int(re.fullmatch(r"decimal\(\s*\d+\s*,\s*(\d+)\s*\)", t).group(1))
-        return str(Decimal(str(v)).quantize(Decimal(1).scaleb(-scale)))
+        # decimal(38, S) needs more digits than the default context's 28.
+        with localcontext(Context(prec=80)):
+            return str(Decimal(str(v)).quantize(Decimal(1).scaleb(-scale)))
     if t == "date":
         return _date(v).isoformat()
     if t == "time":
@@ -119,9 +121,8 @@ def _ts_units(v: Any, t: str) -> int:
         frac = int((digits or "").ljust(9, "0")) * per_sec // 1_000_000_000
         tz = "+00:00" if tz == "Z" else tz + ":00" if tz and len(tz) == 3 else tz or ""
         v = dt.datetime.fromisoformat(base + tz)
-    elif hasattr(v, "to_pydatetime"):  # pandas-like; keep nanos
-        frac = v.value % 1000 if per_sec > 1_000_000 else 0
-        v = v.to_pydatetime()
+    elif hasattr(v, "to_pydatetime"):  # pandas-like: `value` is nanos since the epoch, UTC
+        return v.value if per_sec > 1_000_000 else v.value // 1000
     else:
         frac = v.microsecond * (per_sec // 1_000_000)
         v = v.replace(microsecond=0)

@@ -102,6 +102,7 @@ public class InteropReader {
     try {
       emit(table, part, filter, p.get(), null);
     } catch (Throwable e) {
+      if (System.getenv("INTEROP_TRACE") != null) e.printStackTrace();
       emit(table, part, filter, null, e);
     }
   }

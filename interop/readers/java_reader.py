@@ -5,7 +5,9 @@ CACHE/java/classpath.txt.
 """
 
 import json
+import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -57,6 +59,8 @@ def read_all(tables: list[dict], metas: dict[str, TableMeta], cache: Path) -> di
         f.flush()
         proc = subprocess.run(["java", *JAVA_OPTS, "-cp", classpath, "InteropReader", f.name],
                               capture_output=True, text=True)
+    if os.environ.get("INTEROP_TRACE"):
+        sys.stderr.write(proc.stderr)
     results: dict[str, dict] = {t["name"]: {"filters": {}} for t in tables}
     for line in proc.stdout.splitlines():
         msg = json.loads(line)

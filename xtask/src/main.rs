@@ -7,6 +7,9 @@
 //! - `cargo xtask fixtures [--check]`: regenerates the golden fixture tables into
 //!   `tests/fixtures/tables/` (through `/tmp/iceberg-fixtures`, the path their metadata
 //!   names), or with `--check` fails when the committed ones differ from the generator's.
+//! - `cargo xtask interop [--readers ...]`: regenerates the fixtures, installs the external
+//!   readers (`interop/setup.sh`: Iceberg Java, PyIceberg, DuckDB) and reads every fixture
+//!   table with each, printing the reader x feature matrix of `INTEROP.md`.
 //! - `cargo xtask bench [args]`: the end-to-end benchmarks of BENCHMARKS.md in release
 //!   (`iceberg-bench`; `--help` lists the args).
 
@@ -31,7 +34,8 @@ fn main() -> ExitCode {
         Some("venv") => venv().map(|p| println!("{}", p.display())),
         Some("bench") => bench::bench(&args[1..]),
         Some("fixtures") => fixtures(&args[1..]),
-        _ => Err("usage: cargo xtask test [-- <test filter args>] | cargo xtask venv | cargo xtask bench [args] | cargo xtask fixtures [--check]".to_string()),
+        Some("interop") => interop(&args[1..]),
+        _ => Err("usage: cargo xtask test [-- <test filter args>] | cargo xtask venv | cargo xtask bench [args] | cargo xtask fixtures [--check] | cargo xtask interop [--readers java,pyiceberg,duckdb]".to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -146,4 +150,61 @@ fn fixtures(args: &[String]) -> Result<(), String> {
         "--",
         mode,
     ]))
+}
+
+fn interop(args: &[String]) -> Result<(), String> {
+    let readers = match args {
+        [] => "java,pyiceberg,duckdb".to_string(),
+        [flag, list] if flag == "--readers" => list.clone(),
+        _ => return Err("usage: cargo xtask interop [--readers java,pyiceberg,duckdb]".into()),
+    };
+    fixtures(&["--check".to_string()])?;
+    let venv = venv()?;
+    let python = venv.join("bin").join("python");
+    let cache = root().join("target").join("interop-cache");
+    let out = root().join("target").join("interop");
+    let interop = root().join("interop");
+    run(Command::new("bash")
+        .arg(interop.join("setup.sh"))
+        .arg(&venv)
+        .arg(&cache))?;
+    let spec = out.join("spec.json");
+    let expected = out.join("expected.json");
+    run(Command::new(&python)
+        .arg(interop.join("fixtures_spec.py"))
+        .arg("/tmp/iceberg-fixtures")
+        .arg("--spec")
+        .arg(&spec)
+        .arg("--expected")
+        .arg(&expected))?;
+    run(Command::new(&python)
+        .arg(interop.join("read_tables.py"))
+        .arg(&spec)
+        .arg("--out")
+        .arg(out.join("results"))
+        .arg("--cache")
+        .arg(&cache)
+        .arg("--readers")
+        .arg(&readers))?;
+    let results: Vec<PathBuf> = readers
+        .split(',')
+        .map(|r| out.join("results").join(format!("{r}.json")))
+        .collect();
+    // compare.py exits 1 on any disagreement; the known ones are explained in INTEROP.md.
+    let status = Command::new(&python)
+        .arg(interop.join("compare.py"))
+        .arg("--spec")
+        .arg(&spec)
+        .arg("--expected")
+        .arg(&expected)
+        .args(&results)
+        .arg("--markdown")
+        .arg(out.join("matrix.md"))
+        .status()
+        .map_err(|e| format!("cannot run compare.py: {e}"))?;
+    println!(
+        "interop matrix (compare.py {status}): {}",
+        out.join("matrix.md").display()
+    );
+    Ok(())
 }
