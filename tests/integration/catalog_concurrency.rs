@@ -46,7 +46,7 @@ impl Job {
         if self.kind.starts_with("object") {
             // `object-s3`: the S3 endpoint (moto) travels in `uri`.
             let props = if self.kind == "object-s3" {
-                s3_properties(&self.uri)
+                iceberg_io::testing::moto::s3_properties(&self.uri)
             } else {
                 HashMap::new()
             };
@@ -275,19 +275,6 @@ async fn catalog_concurrency_object_store_s3_processes() {
         warehouse: "s3://concurrency/wh".into(),
     })
     .await;
-}
-
-fn s3_properties(endpoint: &str) -> HashMap<String, String> {
-    [
-        ("s3.endpoint", endpoint),
-        ("s3.access-key-id", "test"),
-        ("s3.secret-access-key", "test"),
-        ("s3.region", "us-east-1"),
-        ("s3.path-style-access", "true"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect()
 }
 
 /// The temp dir's last component: unique per run.

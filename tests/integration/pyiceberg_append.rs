@@ -270,16 +270,7 @@ async fn pyiceberg_reads_three_appends_on_s3() {
         return;
     };
     moto.create_bucket("warehouse");
-    let props: HashMap<String, String> = [
-        ("s3.endpoint", moto.endpoint.as_str()),
-        ("s3.access-key-id", "test"),
-        ("s3.secret-access-key", "test"),
-        ("s3.region", "us-east-1"),
-        ("s3.path-style-access", "true"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    let props: HashMap<String, String> = moto.s3_properties();
     three_appends_at("s3://warehouse/db/events", &props, FormatVersion::V2, |s| {
         PartitionSpec::builder(s)
             .add("ts", Transform::Day)

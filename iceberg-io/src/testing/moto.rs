@@ -125,3 +125,24 @@ fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
 }
+
+/// The Iceberg IO properties that reach a moto server at `endpoint` (any key, path style).
+pub fn s3_properties(endpoint: &str) -> std::collections::HashMap<String, String> {
+    [
+        ("s3.endpoint", endpoint),
+        ("s3.access-key-id", "test"),
+        ("s3.secret-access-key", "test"),
+        ("s3.region", "us-east-1"),
+        ("s3.path-style-access", "true"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+impl MotoServer {
+    /// [`s3_properties`] of this server.
+    pub fn s3_properties(&self) -> std::collections::HashMap<String, String> {
+        s3_properties(&self.endpoint)
+    }
+}

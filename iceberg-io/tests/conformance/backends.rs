@@ -64,17 +64,8 @@ pub(crate) async fn s3(case: &str) -> Option<Backend> {
     let moto = moto::MotoServer::start()?;
     let bucket = "warehouse";
     moto.create_bucket(bucket);
-    let props: HashMap<String, String> = [
-        ("s3.endpoint", moto.endpoint.as_str()),
-        ("s3.access-key-id", "test"),
-        ("s3.secret-access-key", "test"),
-        ("s3.region", "us-east-1"),
-        ("s3.path-style-access", "true"),
-        ("s3.multipart.part-size-bytes", "5242880"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-    .collect();
+    let mut props: HashMap<String, String> = moto.s3_properties();
+    props.insert("s3.multipart.part-size-bytes".into(), "5242880".into());
     let base = format!("s3://{bucket}/{case}");
     let io = FileIo::from_location(&base, &props).unwrap();
     assert_eq!(io.write_config().part_size_bytes, PART_SIZE_BYTES);
