@@ -106,7 +106,7 @@ def current_metadata(table_dir: Path) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", type=Path)
-    ap.add_argument("--cache", type=Path, default=Path("/work/interop-cache"))
+    ap.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent.parent / "target" / "interop-cache")
     args = ap.parse_args()
     out = args.out.resolve()
     warehouse = out / "warehouse"

@@ -42,7 +42,7 @@ def main() -> None:
     ap.add_argument("spec", type=Path)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--readers", default=DEFAULT_READERS)
-    ap.add_argument("--cache", type=Path, default=Path("/work/interop-cache"),
+    ap.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent.parent / "target" / "interop-cache",
                     help="setup.sh's cache dir (Java reader classes and jars)")
     args = ap.parse_args()
     tables = json.loads(args.spec.read_text())["tables"]
