@@ -189,3 +189,14 @@ def canon_row(row: dict, fields: list[dict]) -> dict:
 
 def sort_rows(rows: list[dict]) -> list[dict]:
     return sorted(rows, key=dumps)
+
+
+def arrow_rows(table: Any) -> list[dict]:
+    """Rows of a pyarrow Table, nanosecond timestamps as integer nanos (Python datetimes
+    cannot hold them, and without pandas pyarrow refuses to convert them at all)."""
+    import pyarrow as pa
+
+    for i, field in enumerate(table.schema):
+        if pa.types.is_timestamp(field.type) and field.type.unit == "ns":
+            table = table.set_column(i, field.name, table.column(i).cast(pa.int64()))
+    return table.to_pylist()

@@ -10,7 +10,7 @@ from importlib.metadata import version as _version
 
 import chdb
 
-from canon import canon, canon_row, sort_rows
+from canon import arrow_rows, canon, canon_row, sort_rows
 from filters import walk
 from readers import attempt
 from table_meta import TableMeta, strip_scheme
@@ -95,7 +95,7 @@ def _rows(meta: TableMeta, expr=None) -> list[dict]:
         table = chdb.query(sql, "ArrowTable")
     finally:
         os.chdir(cwd)
-    return sort_rows([canon_row(r, meta.fields) for r in table.to_pylist()])
+    return sort_rows([canon_row(r, meta.fields) for r in arrow_rows(table)])
 
 
 def read(spec: dict, meta: TableMeta) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from canon import canon, canon_row, sort_rows
+from canon import arrow_rows, canon, canon_row, sort_rows
 from filters import walk
 from readers import attempt
 from stats import canon_file, canon_snapshot, sort_files, sort_snapshots
@@ -85,7 +85,7 @@ def _rows(meta: TableMeta, expr=None) -> list[dict]:
         params = b.params
     res = connect().execute(sql, params)
     table = res.fetch_arrow_table() if hasattr(res, "fetch_arrow_table") else res.arrow().read_all()
-    return sort_rows([canon_row(r, meta.fields) for r in table.to_pylist()])
+    return sort_rows([canon_row(r, meta.fields) for r in arrow_rows(table)])
 
 
 def _snapshots(meta: TableMeta) -> list[dict]:

@@ -5,7 +5,7 @@ from importlib.metadata import version as _version
 
 import polars as pl
 
-from canon import canon_row, sort_rows
+from canon import arrow_rows, canon_row, sort_rows
 from filters import walk
 from readers import attempt
 from table_meta import TableMeta
@@ -64,7 +64,7 @@ def _rows(meta: TableMeta, expr=None) -> list[dict]:
     lf = pl.scan_iceberg(meta.path)
     if expr is not None:
         lf = lf.filter(walk(expr, meta, PolarsBuilder()))
-    return sort_rows([canon_row(r, meta.fields) for r in lf.collect().to_arrow().to_pylist()])
+    return sort_rows([canon_row(r, meta.fields) for r in arrow_rows(lf.collect().to_arrow())])
 
 
 def read(spec: dict, meta: TableMeta) -> dict:

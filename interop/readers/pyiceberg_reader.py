@@ -6,7 +6,7 @@ from typing import Any
 from pyiceberg import expressions as E
 from pyiceberg.table import StaticTable
 
-from canon import canon_row, sort_rows
+from canon import arrow_rows, canon_row, sort_rows
 from filters import walk
 from readers import attempt
 from stats import canon_file, canon_snapshot, sort_files, sort_snapshots
@@ -56,7 +56,7 @@ def _literal(v: Any, typ: Any) -> Any:
 
 def _rows(table, meta: TableMeta, row_filter=None) -> list[dict]:
     scan = table.scan(row_filter=row_filter) if row_filter is not None else table.scan()
-    return sort_rows([canon_row(r, meta.fields) for r in scan.to_arrow().to_pylist()])
+    return sort_rows([canon_row(r, meta.fields) for r in arrow_rows(scan.to_arrow())])
 
 
 def _files(table, meta: TableMeta) -> list[dict]:

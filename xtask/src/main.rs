@@ -168,6 +168,7 @@ fn interop(args: &[String]) -> Result<(), String> {
         .arg(interop.join("setup.sh"))
         .arg(&venv)
         .arg(&cache))?;
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let spec = out.join("spec.json");
     let expected = out.join("expected.json");
     run(Command::new(&python)
