@@ -29,6 +29,19 @@ class Builder(Protocol):
     def not_(self, part: Any) -> Any: ...
 
 
+class SqlLogic:
+    """The boolean connectives of a SQL builder (every SQL dialect spells them alike)."""
+
+    def and_(self, parts: list) -> str:
+        return "(" + " AND ".join(parts) + ")"
+
+    def or_(self, parts: list) -> str:
+        return "(" + " OR ".join(parts) + ")"
+
+    def not_(self, part: str) -> str:
+        return f"(NOT {part})"
+
+
 def walk(e: dict, meta: TableMeta, b: Builder) -> Any:
     op = e["op"]
     if op in ("and", "or"):

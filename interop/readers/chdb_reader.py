@@ -11,7 +11,7 @@ from importlib.metadata import version as _version
 import chdb
 
 from canon import arrow_rows, canon, canon_row, sort_rows
-from filters import walk
+from filters import SqlLogic, walk
 from readers import attempt
 from table_meta import TableMeta, strip_scheme
 
@@ -27,7 +27,7 @@ def _q(s: str) -> str:
     return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-class ClickHouseBuilder:
+class ClickHouseBuilder(SqlLogic):
     CMP = {"=": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
     @staticmethod
@@ -70,15 +70,6 @@ class ClickHouseBuilder:
 
     def starts_with(self, col, prefix):
         return f"startsWith({self.col(col)}, {_q(prefix)})"
-
-    def and_(self, parts):
-        return "(" + " AND ".join(parts) + ")"
-
-    def or_(self, parts):
-        return "(" + " OR ".join(parts) + ")"
-
-    def not_(self, part):
-        return f"(NOT {part})"
 
 
 def _rows(meta: TableMeta, expr=None) -> list[dict]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 
 from canon import arrow_rows, canon, canon_row, sort_rows
-from filters import walk
+from filters import SqlLogic, walk
 from readers import attempt
 from stats import canon_file, canon_snapshot, sort_files, sort_snapshots
 from table_meta import TableMeta
@@ -36,7 +36,7 @@ def connect() -> duckdb.DuckDBPyConnection:
     return _conn
 
 
-class SqlBuilder:
+class SqlBuilder(SqlLogic):
     """Filter -> (SQL text, parameters); literals travel as typed Python parameters."""
 
     CMP = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -62,15 +62,6 @@ class SqlBuilder:
 
     def starts_with(self, col, prefix):
         return f"starts_with({self.quote(col)}, {self._p(prefix)})"
-
-    def and_(self, parts):
-        return "(" + " AND ".join(parts) + ")"
-
-    def or_(self, parts):
-        return "(" + " OR ".join(parts) + ")"
-
-    def not_(self, part):
-        return f"(NOT {part})"
 
 
 def _sql_str(s: str) -> str:
