@@ -2,6 +2,7 @@
 //! attempt. Nothing here swaps a pointer; [`crate::commit`] does that through a catalog.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use iceberg_io::FileIo;
@@ -104,15 +105,15 @@ pub async fn read_manifest_list(
     }
 }
 
-/// As [`read_manifest_list`], through `cache` when there is one.
+/// As [`read_manifest_list`], through `cache` when there is one (shared, not copied).
 async fn read_manifest_list_cached(
     io: &FileIo,
     manifest_list: Option<&str>,
     cache: Option<&MetadataCache>,
-) -> Result<Vec<ManifestFile>> {
+) -> Result<Arc<Vec<ManifestFile>>> {
     match (manifest_list, cache) {
-        (Some(path), Some(cache)) => Ok(cache.manifest_list(io, path).await?.as_ref().clone()),
-        _ => read_manifest_list(io, manifest_list).await,
+        (Some(path), Some(cache)) => cache.manifest_list(io, path).await,
+        _ => Ok(Arc::new(read_manifest_list(io, manifest_list).await?)),
     }
 }
 
@@ -290,7 +291,7 @@ impl PendingAppend {
         let props = TableProperties::parse(&meta.properties)?;
         let (new_manifests, kept, replaced) = match self.mode {
             AppendMode::Fast => (self.new_manifests.clone(), parent_manifests, 0),
-            AppendMode::Merge => self.merge(io, meta, &props, parent_manifests, env).await?,
+            AppendMode::Merge => self.merge(io, meta, &props, &parent_manifests, env).await?,
         };
         let plan = plan_fast_append(
             meta,
@@ -337,12 +338,12 @@ impl PendingAppend {
         io: &FileIo,
         meta: &TableMetadata,
         props: &TableProperties,
-        parents: Vec<ManifestFile>,
+        parents: &[ManifestFile],
         env: &dyn Environment,
-    ) -> Result<(Vec<ManifestFile>, Vec<ManifestFile>, usize)> {
+    ) -> Result<(Vec<ManifestFile>, Arc<Vec<ManifestFile>>, usize)> {
         let steps = plan_merge(
             &self.new_manifests,
-            &parents,
+            parents,
             props.manifest.target_size_bytes,
             props.manifest.min_count_to_merge,
         );
@@ -383,6 +384,6 @@ impl PendingAppend {
                 }
             }
         }
-        Ok((written, kept, replaced))
+        Ok((written, Arc::new(kept), replaced))
     }
 }

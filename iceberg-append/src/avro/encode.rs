@@ -33,12 +33,6 @@ fn put_null(out: &mut Vec<u8>) {
     put_long(out, 0);
 }
 
-/// Writes the union branch of an optional field and returns whether a value follows.
-fn put_branch<T>(out: &mut Vec<u8>, v: &Option<T>) -> bool {
-    put_long(out, i64::from(v.is_some()));
-    v.is_some()
-}
-
 fn put_opt_long(out: &mut Vec<u8>, v: Option<i64>) {
     if let Some(v) = v {
         put_long(out, 1);
@@ -196,11 +190,14 @@ pub(crate) fn put_entry(
     put_bytes(out, f.file_path.as_bytes());
     put_bytes(out, f.file_format.as_str().as_bytes());
     for ((field, value), ty) in pt.fields.iter().zip(&f.partition).zip(types) {
-        if put_branch(out, value)
-            && let Some(d) = value
-        {
-            put_datum(out, d, ty)
-                .map_err(|why| invalid(format!("partition field `{}` value: {why}", field.name)))?;
+        match value {
+            None => put_null(out),
+            Some(d) => {
+                put_long(out, 1);
+                put_datum(out, d, ty).map_err(|why| {
+                    invalid(format!("partition field `{}` value: {why}", field.name))
+                })?;
+            }
         }
     }
     put_long(out, f.record_count);
