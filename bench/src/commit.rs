@@ -30,6 +30,8 @@ pub(crate) struct CommitArgs {
     pub(crate) samples: usize,
     /// Files in the one big commit (0: skip).
     pub(crate) big_files: usize,
+    /// Whether to sample merge append too.
+    pub(crate) merge: bool,
 }
 
 /// A table partitioned by `day(ts)` at `dir`.
@@ -227,12 +229,18 @@ pub(crate) async fn run(args: &CommitArgs) -> Result<(), BoxError> {
         args.samples
     );
     let fast = latency_curve(args, AppendMode::Fast, "fast").await?;
-    let merge = latency_curve(
-        args,
-        AppendMode::from_properties(&Default::default()),
-        "merge",
-    )
-    .await?;
+    let merge = if args.merge {
+        latency_curve(
+            args,
+            AppendMode::from_properties(&Default::default()),
+            "merge",
+        )
+        .await?
+    } else {
+        fast.iter()
+            .map(|&(p, _, _)| (p, f64::NAN, f64::NAN))
+            .collect()
+    };
     println!();
     println!(
         "| prior appends | fast append median (ms) | fast max (ms) | merge append median (ms) | merge max (ms) |"

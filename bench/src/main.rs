@@ -44,6 +44,9 @@ struct Cli {
     /// Commits timed at each point (the median is reported).
     #[arg(long, default_value_t = 20)]
     samples: usize,
+    /// Skip the merge-append latency curve (fast append only).
+    #[arg(long)]
+    no_merge: bool,
     /// Data files in the single big commit (0 skips it).
     #[arg(long, default_value_t = 100_000)]
     big_files: usize,
@@ -133,6 +136,7 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
             points: cli.points.clone(),
             samples: cli.samples.max(1),
             big_files: cli.big_files,
+            merge: !cli.no_merge,
         })
         .await?;
     }

@@ -234,9 +234,12 @@ fn bench_plan_and_metadata(c: &mut Criterion) {
             let list = base
                 .current_snapshot()
                 .and_then(|s| s.manifest_list.clone());
-            let parents = runtime()
+            let parents: Vec<std::sync::Arc<iceberg_spec::ManifestFile>> = runtime()
                 .block_on(iceberg_append::read_manifest_list(&io, list.as_deref()))
-                .unwrap();
+                .unwrap()
+                .into_iter()
+                .map(std::sync::Arc::new)
+                .collect();
             (snapshots, base, parents)
         })
         .collect();
@@ -244,7 +247,7 @@ fn bench_plan_and_metadata(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     for (snapshots, base, parent_manifests) in &bases {
         let added = AddedCounts::of(base, &schema, &files).unwrap();
-        let new_manifests = vec![parent_manifests[0].clone()];
+        let new_manifests = vec![iceberg_spec::ManifestFile::clone(&parent_manifests[0])];
         g.bench_function(format!("onto {snapshots} snapshots"), |b| {
             b.iter(|| {
                 let inputs = AttemptInputs {

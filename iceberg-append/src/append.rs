@@ -1,6 +1,7 @@
 //! The append itself: write the manifests once, then plan and write a manifest list per
 //! attempt. Nothing here swaps a pointer; [`crate::commit`] does that through a catalog.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -16,7 +17,7 @@ use crate::cache::MetadataCache;
 use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::manifest::{ManifestContext, encode_manifests};
-use crate::manifest_list::{decode_manifest_list, encode_manifest_list};
+use crate::manifest_list::{ManifestList, encode_manifest_list_onto};
 use crate::merge::{MergeStep, Merger, plan_merge};
 use crate::plan::{AttemptInputs, plan_fast_append};
 use crate::summary::AddedCounts;
@@ -40,8 +41,8 @@ pub struct AppendResult {
     pub data_files: Vec<DataFile>,
     /// The manifest-list rows of the manifests it wrote (reused on retry).
     pub new_manifests: Vec<ManifestFile>,
-    /// Every row of the manifest list, as written (new manifests first).
-    pub listed_manifests: Vec<ManifestFile>,
+    /// The manifest list as written (new manifests first), with its encoded blocks.
+    pub listed_manifests: Arc<ManifestList>,
     /// The commit's UUID (in manifest and manifest-list names).
     pub commit_uuid: Uuid,
     /// The attempt number, from 1.
@@ -100,20 +101,21 @@ pub async fn read_manifest_list(
         None => Ok(Vec::new()),
         Some(path) => {
             let bytes = io.read(path).await?;
-            decode_manifest_list(path, &bytes)
+            crate::manifest_list::decode_manifest_list(path, &bytes)
         }
     }
 }
 
-/// As [`read_manifest_list`], through `cache` when there is one (shared, not copied).
+/// The manifest list at `path` (none: empty), through `cache` when there is one.
 async fn read_manifest_list_cached(
     io: &FileIo,
     manifest_list: Option<&str>,
     cache: Option<&MetadataCache>,
-) -> Result<Arc<Vec<ManifestFile>>> {
+) -> Result<Arc<ManifestList>> {
     match (manifest_list, cache) {
         (Some(path), Some(cache)) => cache.manifest_list(io, path).await,
-        _ => Ok(Arc::new(read_manifest_list(io, manifest_list).await?)),
+        (Some(path), None) => Ok(Arc::new(ManifestList::decode(path, io.read(path).await?)?)),
+        (None, _) => Ok(Arc::new(ManifestList::from_rows(Vec::new()))),
     }
 }
 
@@ -279,7 +281,7 @@ impl PendingAppend {
         let parent_list = meta
             .branch_head(&self.branch)
             .and_then(|s| s.manifest_list.clone());
-        let parent_manifests = read_manifest_list_cached(io, parent_list.as_deref(), cache).await?;
+        let parent = read_manifest_list_cached(io, parent_list.as_deref(), cache).await?;
         let schema = meta.current_schema()?;
         let added = AddedCounts::of(meta, schema, &self.data_files)?;
         let manifest_list_path = format!(
@@ -290,8 +292,12 @@ impl PendingAppend {
         );
         let props = TableProperties::parse(&meta.properties)?;
         let (new_manifests, kept, replaced) = match self.mode {
-            AppendMode::Fast => (self.new_manifests.clone(), parent_manifests, 0),
-            AppendMode::Merge => self.merge(io, meta, &props, &parent_manifests, env).await?,
+            AppendMode::Fast => (self.new_manifests.clone(), Cow::from(parent.rows()), 0),
+            AppendMode::Merge => {
+                let (written, kept, replaced) =
+                    self.merge(io, meta, &props, parent.rows(), env).await?;
+                (written, Cow::from(kept), replaced)
+            }
         };
         let plan = plan_fast_append(
             meta,
@@ -308,14 +314,16 @@ impl PendingAppend {
                 now_ms: env.now_ms(),
             },
         )?;
-        let bytes = encode_manifest_list(
+        // The parent's blocks that this list repeats are copied, not encoded again.
+        let (bytes, list) = encode_manifest_list_onto(
             &manifest_list_path,
             &plan.header,
-            &plan.manifests,
+            plan.manifests,
             &props.manifest.compression_codec,
             env.sync_marker(),
+            Some(&parent),
         )?;
-        io.put(&manifest_list_path, Bytes::from(bytes)).await?;
+        io.put(&manifest_list_path, bytes).await?;
         Ok(AppendResult {
             metadata: plan.metadata,
             snapshot_id: self.snapshot_id,
@@ -326,7 +334,7 @@ impl PendingAppend {
                 .collect(),
             data_files: self.data_files.clone(),
             new_manifests: self.new_manifests.clone(),
-            listed_manifests: plan.manifests,
+            listed_manifests: Arc::new(list),
             commit_uuid: self.commit_uuid,
             attempt,
         })
@@ -338,9 +346,9 @@ impl PendingAppend {
         io: &FileIo,
         meta: &TableMetadata,
         props: &TableProperties,
-        parents: &[ManifestFile],
+        parents: &[Arc<ManifestFile>],
         env: &dyn Environment,
-    ) -> Result<(Vec<ManifestFile>, Arc<Vec<ManifestFile>>, usize)> {
+    ) -> Result<(Vec<ManifestFile>, Vec<Arc<ManifestFile>>, usize)> {
         let steps = plan_merge(
             &self.new_manifests,
             parents,
@@ -369,7 +377,7 @@ impl PendingAppend {
                 MergeStep::Keep(ms) => {
                     for m in ms {
                         if new_paths.contains(&m.manifest_path) {
-                            written.push(m);
+                            written.push(ManifestFile::clone(&m));
                         } else {
                             kept.push(m);
                         }
@@ -384,6 +392,6 @@ impl PendingAppend {
                 }
             }
         }
-        Ok((written, Arc::new(kept), replaced))
+        Ok((written, kept, replaced))
     }
 }

@@ -11,10 +11,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use iceberg_io::FileIo;
-use iceberg_spec::{ManifestFile, TableMetadata};
+use iceberg_spec::TableMetadata;
 
 use crate::error::Result;
-use crate::manifest_list::decode_manifest_list;
+use crate::manifest_list::ManifestList;
 use crate::table::Table;
 
 /// Entries of each kind kept, most recently used first.
@@ -56,7 +56,7 @@ impl<V> Recent<V> {
 #[derive(Debug)]
 pub struct MetadataCache {
     metadata: Mutex<Recent<TableMetadata>>,
-    manifest_lists: Mutex<Recent<Vec<ManifestFile>>>,
+    manifest_lists: Mutex<Recent<ManifestList>>,
 }
 
 impl Default for MetadataCache {
@@ -100,23 +100,23 @@ impl MetadataCache {
         lock(&self.metadata).insert(location.to_string(), Arc::new(metadata));
     }
 
-    /// The rows of the manifest list at `path`, decoded once.
+    /// The manifest list at `path`, decoded once.
     ///
     /// # Errors
     /// When the file cannot be read or decoded.
-    pub async fn manifest_list(&self, io: &FileIo, path: &str) -> Result<Arc<Vec<ManifestFile>>> {
-        if let Some(rows) = lock(&self.manifest_lists).get(path) {
-            return Ok(rows);
+    pub async fn manifest_list(&self, io: &FileIo, path: &str) -> Result<Arc<ManifestList>> {
+        if let Some(list) = lock(&self.manifest_lists).get(path) {
+            return Ok(list);
         }
         let bytes = io.read(path).await?;
-        let rows = Arc::new(decode_manifest_list(path, &bytes)?);
-        lock(&self.manifest_lists).insert(path.to_string(), rows.clone());
-        Ok(rows)
+        let list = Arc::new(ManifestList::decode(path, bytes)?);
+        lock(&self.manifest_lists).insert(path.to_string(), list.clone());
+        Ok(list)
     }
 
-    /// Remembers the rows of the manifest list just written at `path`.
-    pub fn insert_manifest_list(&self, path: &str, rows: Vec<ManifestFile>) {
-        lock(&self.manifest_lists).insert(path.to_string(), Arc::new(rows));
+    /// Remembers the manifest list just written at `path`.
+    pub fn insert_manifest_list(&self, path: &str, list: Arc<ManifestList>) {
+        lock(&self.manifest_lists).insert(path.to_string(), list);
     }
 }
 
@@ -144,13 +144,15 @@ mod tests {
     async fn a_cached_manifest_list_is_not_read_again() {
         let io = FileIo::memory();
         let cache = MetadataCache::default();
-        cache.insert_manifest_list("memory://t/l.avro", Vec::new());
+        let empty = Arc::new(ManifestList::from_rows(Vec::new()));
+        cache.insert_manifest_list("memory://t/l.avro", empty);
         // The file does not exist: only the cache can answer.
         assert!(
             cache
                 .manifest_list(&io, "memory://t/l.avro")
                 .await
                 .unwrap()
+                .rows()
                 .is_empty()
         );
         assert!(cache.manifest_list(&io, "memory://t/m.avro").await.is_err());

@@ -8,6 +8,7 @@
 //! the original snapshot id, data and file sequence numbers, and (v3) first row id.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use iceberg_io::FileIo;
@@ -20,9 +21,9 @@ use crate::manifest::{ManifestContext, decode_manifest, encode_manifests};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MergeStep {
     /// List these manifests as they are.
-    Keep(Vec<ManifestFile>),
+    Keep(Vec<Arc<ManifestFile>>),
     /// Rewrite these manifests as one.
-    Merge(Vec<ManifestFile>),
+    Merge(Vec<Arc<ManifestFile>>),
 }
 
 /// Packs `weights` into bins of at most `target` (a bin always takes its first item), from
@@ -58,17 +59,18 @@ pub fn pack_end(weights: &[u64], target: u64) -> Vec<Vec<usize>> {
 /// Decides which manifests to merge. `new_manifests` are this commit's (listed first).
 pub fn plan_merge(
     new_manifests: &[ManifestFile],
-    parent_manifests: &[ManifestFile],
+    parent_manifests: &[Arc<ManifestFile>],
     target_size_bytes: u64,
     min_count_to_merge: usize,
 ) -> Vec<MergeStep> {
     let first = new_manifests.first().map(|m| m.manifest_path.as_str());
-    let mut groups: BTreeMap<std::cmp::Reverse<i32>, Vec<ManifestFile>> = BTreeMap::new();
-    for m in new_manifests.iter().chain(parent_manifests) {
+    let mut groups: BTreeMap<std::cmp::Reverse<i32>, Vec<Arc<ManifestFile>>> = BTreeMap::new();
+    let new = new_manifests.iter().map(|m| Arc::new(m.clone()));
+    for m in new.chain(parent_manifests.iter().cloned()) {
         groups
             .entry(std::cmp::Reverse(m.partition_spec_id))
             .or_default()
-            .push(m.clone());
+            .push(m);
     }
     let mut steps = Vec::new();
     for group in groups.into_values() {
@@ -77,7 +79,7 @@ pub fn plan_merge(
             .map(|m| m.manifest_length.max(0) as u64)
             .collect();
         for bin in pack_end(&weights, target_size_bytes) {
-            let manifests: Vec<ManifestFile> = bin.iter().map(|i| group[*i].clone()).collect();
+            let manifests: Vec<Arc<ManifestFile>> = bin.iter().map(|i| group[*i].clone()).collect();
             let has_first = manifests
                 .iter()
                 .any(|m| Some(m.manifest_path.as_str()) == first);
@@ -132,7 +134,7 @@ impl Merger<'_> {
     /// The merged manifest of `bin`, written now or taken from `cache`.
     pub(crate) async fn merge(
         &mut self,
-        bin: &[ManifestFile],
+        bin: &[Arc<ManifestFile>],
         new_paths: &[String],
         cache: &mut HashMap<Vec<String>, ManifestFile>,
     ) -> Result<ManifestFile> {
@@ -234,7 +236,9 @@ mod tests {
     #[test]
     fn new_manifest_bin_waits_for_min_count() {
         let new = [mf("new", 10, 0)];
-        let parents: Vec<ManifestFile> = (0..3).map(|i| mf(&format!("p{i}"), 10, 0)).collect();
+        let parents: Vec<Arc<ManifestFile>> = (0..3)
+            .map(|i| Arc::new(mf(&format!("p{i}"), 10, 0)))
+            .collect();
         let steps = plan_merge(&new, &parents, 1000, 100);
         assert_eq!(steps.len(), 1);
         assert!(matches!(&steps[0], MergeStep::Keep(v) if v.len() == 4));
@@ -245,7 +249,9 @@ mod tests {
     #[test]
     fn full_old_bins_merge_without_the_new_one() {
         let new = [mf("new", 10, 0)];
-        let parents: Vec<ManifestFile> = (0..6).map(|i| mf(&format!("p{i}"), 10, 0)).collect();
+        let parents: Vec<Arc<ManifestFile>> = (0..6)
+            .map(|i| Arc::new(mf(&format!("p{i}"), 10, 0)))
+            .collect();
         // Target 30 from the end: [p3 p4 p5], [p0 p1 p2], [new] (lookback 1 keeps order).
         let steps = plan_merge(&new, &parents, 30, 100);
         assert_eq!(steps.len(), 3);
@@ -258,7 +264,7 @@ mod tests {
 
     #[test]
     fn groups_by_spec_highest_first() {
-        let parents = [mf("a", 1, 0), mf("b", 1, 1), mf("c", 1, 0)];
+        let parents = [mf("a", 1, 0), mf("b", 1, 1), mf("c", 1, 0)].map(Arc::new);
         let steps = plan_merge(&[], &parents, 100, 2);
         let order: Vec<Vec<&str>> = steps
             .iter()

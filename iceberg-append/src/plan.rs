@@ -3,6 +3,7 @@
 //! everything comes in as arguments, so the same inputs give the same bytes.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use iceberg_spec::snapshot::{MAIN_BRANCH, MetadataLogEntry, SnapshotLogEntry};
 use iceberg_spec::{
@@ -23,8 +24,8 @@ pub struct AttemptInputs<'a> {
     pub branch: &'a str,
     /// Manifests written by this append (sequence numbers and row ids unassigned).
     pub new_manifests: &'a [ManifestFile],
-    /// Manifests of the base's branch head, carried by reference.
-    pub parent_manifests: &'a [ManifestFile],
+    /// Manifests of the base's branch head, carried by reference (shared, not copied).
+    pub parent_manifests: &'a [Arc<ManifestFile>],
     /// Parent manifests that a merge replaced.
     pub manifests_replaced: usize,
     /// Counts of the files this append adds.
@@ -42,8 +43,9 @@ pub struct AttemptInputs<'a> {
 /// What one attempt writes and commits.
 #[derive(Debug, Clone)]
 pub struct AttemptPlan {
-    /// Rows of the manifest list, new manifests first.
-    pub manifests: Vec<ManifestFile>,
+    /// Rows of the manifest list, new manifests first; carried rows are shared with the
+    /// parent's list unless the plan changed them.
+    pub manifests: Vec<Arc<ManifestFile>>,
     /// Key-value metadata of the manifest list.
     pub header: ManifestListHeader,
     /// The new snapshot.
@@ -66,7 +68,7 @@ pub fn plan_fast_append(base: &TableMetadata, inputs: &AttemptInputs<'_>) -> Res
         base.last_sequence_number + 1
     };
 
-    let mut manifests: Vec<ManifestFile> = inputs
+    let mut manifests: Vec<Arc<ManifestFile>> = inputs
         .new_manifests
         .iter()
         .map(|m| {
@@ -76,7 +78,7 @@ pub fn plan_fast_append(base: &TableMetadata, inputs: &AttemptInputs<'_>) -> Res
                 m.min_sequence_number = sequence_number;
             }
             m.first_row_id = None;
-            m
+            Arc::new(m)
         })
         .collect();
     manifests.extend(inputs.parent_manifests.iter().cloned());
@@ -90,6 +92,8 @@ pub fn plan_fast_append(base: &TableMetadata, inputs: &AttemptInputs<'_>) -> Res
                 .filter(|m| m.content == ManifestContent::Data)
             {
                 if m.first_row_id.is_none() {
+                    // Only a row that gets an id is copied; the rest stay shared.
+                    let m = Arc::make_mut(m);
                     m.first_row_id = Some(next);
                     next += m.assignable_rows();
                 }
@@ -127,7 +131,7 @@ pub fn plan_fast_append(base: &TableMetadata, inputs: &AttemptInputs<'_>) -> Res
     let now = inputs.now_ms.max(base.last_updated_ms);
     meta.last_updated_ms = now;
     meta.last_sequence_number = sequence_number.max(base.last_sequence_number);
-    meta.snapshots.push(snapshot.clone());
+    meta.snapshots.push(snapshot.clone().into());
     let retention = base
         .refs
         .get(inputs.branch)

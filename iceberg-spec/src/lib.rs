@@ -35,7 +35,7 @@ pub use manifest::{FieldSummary, ManifestContent, ManifestEntry, ManifestFile, M
 pub use partition::{PartitionField, PartitionSpec};
 pub use properties::{MetricsMode, TableProperties};
 pub use schema::Schema;
-pub use snapshot::{Operation, Snapshot, SnapshotRef, Summary};
+pub use snapshot::{Operation, SharedSnapshot, Snapshot, SnapshotRef, Summary};
 pub use sort_order::{NullOrder, SortDirection, SortField, SortOrder};
 pub use table_metadata::{FormatVersion, TableMetadata};
 pub use transform::Transform;

@@ -10,6 +10,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Result};
 
+mod shared;
+
+pub use shared::SharedSnapshot;
+
 /// The name of the main branch.
 pub const MAIN_BRANCH: &str = "main";
 

@@ -2,6 +2,8 @@
 //!
 //! Spec: Avro 1.11 "Object Container Files".
 
+use std::ops::Range;
+
 use apache_avro::Codec;
 
 /// Appends a zig-zag varint long.
@@ -23,20 +25,24 @@ pub(super) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(b);
 }
 
-/// Compresses `block` and appends it as one data block of `count` rows, then clears it.
+/// Compresses `block` and appends it as one data block of `count` rows, then clears it;
+/// returns where the compressed payload went in `out`.
 pub(super) fn put_block(
     out: &mut Vec<u8>,
     block: &mut Vec<u8>,
     count: i64,
     codec: Codec,
     marker: &[u8; 16],
-) -> Result<(), apache_avro::Error> {
+) -> Result<Range<usize>, apache_avro::Error> {
     codec.compress(block)?;
     put_long(out, count);
-    put_bytes(out, block);
+    put_long(out, block.len() as i64);
+    let start = out.len();
+    out.extend_from_slice(block);
+    let data = start..out.len();
     out.extend_from_slice(marker);
     block.clear();
-    Ok(())
+    Ok(data)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Avro object-container files for manifests and manifest lists: our encoder and framing,
 //! apache-avro's codecs and decoder.
 
+pub(crate) mod blocks;
 mod container;
 pub(crate) mod decode;
 pub(crate) mod encode;
@@ -11,6 +12,7 @@ use std::collections::HashMap;
 use apache_avro::types::Value;
 use apache_avro::{Codec, DeflateSettings, Reader, ZstandardSettings};
 
+use self::blocks::{Block, EncodedBlocks};
 use crate::error::{Error, Result};
 
 /// The Avro codec for a table's manifest codec name (`gzip` is Avro's `deflate`).
@@ -41,11 +43,26 @@ const BLOCK_TARGET_BYTES: usize = 64 * 1024;
 /// (see [`encode`]); blocks are compressed with apache-avro's codecs.
 pub(crate) struct ContainerWriter<'a> {
     path: &'a str,
+    schema_json: &'a str,
     out: Vec<u8>,
     block: Vec<u8>,
     count: i64,
     codec: Codec,
     marker: [u8; 16],
+    /// The blocks closed so far, so that a later file can copy them.
+    blocks: Vec<Block>,
+}
+
+/// The header name of a codec.
+fn codec_name(codec: Codec) -> &'static str {
+    match codec {
+        Codec::Null => "null",
+        Codec::Deflate(_) => "deflate",
+        Codec::Snappy => "snappy",
+        Codec::Zstandard(_) => "zstandard",
+        #[allow(unreachable_patterns)]
+        _ => "null",
+    }
 }
 
 impl<'a> ContainerWriter<'a> {
@@ -53,24 +70,16 @@ impl<'a> ContainerWriter<'a> {
     /// the sync `marker` (a fixed one gives stable bytes).
     pub(crate) fn new(
         path: &'a str,
-        schema_json: &str,
+        schema_json: &'a str,
         metadata: &[(&str, String)],
         codec: Codec,
         marker: [u8; 16],
     ) -> Self {
         let mut out = Vec::with_capacity(8192);
         out.extend_from_slice(b"Obj\x01");
-        let codec_name = match codec {
-            Codec::Null => "null",
-            Codec::Deflate(_) => "deflate",
-            Codec::Snappy => "snappy",
-            Codec::Zstandard(_) => "zstandard",
-            #[allow(unreachable_patterns)]
-            _ => "null",
-        };
         let mut header: Vec<(&str, &[u8])> = vec![
             ("avro.schema", schema_json.as_bytes()),
-            ("avro.codec", codec_name.as_bytes()),
+            ("avro.codec", codec_name(codec).as_bytes()),
         ];
         header.extend(metadata.iter().map(|(k, v)| (*k, v.as_bytes())));
         container::put_long(&mut out, header.len() as i64);
@@ -82,11 +91,13 @@ impl<'a> ContainerWriter<'a> {
         out.extend_from_slice(&marker);
         Self {
             path,
+            schema_json,
             out,
             block: Vec::with_capacity(BLOCK_TARGET_BYTES + 4096),
             count: 0,
             codec,
             marker,
+            blocks: Vec::new(),
         }
     }
 
@@ -95,8 +106,31 @@ impl<'a> ContainerWriter<'a> {
         put(&mut self.block)?;
         self.count += 1;
         if self.block.len() >= BLOCK_TARGET_BYTES {
-            self.flush()?;
+            self.close_block()?;
         }
+        Ok(())
+    }
+
+    /// Whether a block encoded by `other` may be copied into this file as it is: the same
+    /// writer schema, byte for byte, and the same codec.
+    pub(crate) fn can_copy_from(&self, other: &EncodedBlocks) -> bool {
+        other.schema == self.schema_json && other.codec == codec_name(self.codec)
+    }
+
+    /// Closes the current block and appends `block` of `from` after it, verbatim but for
+    /// this file's sync marker. The caller checks [`Self::can_copy_from`].
+    pub(crate) fn copy_block(&mut self, from: &EncodedBlocks, block: &Block) -> Result<()> {
+        self.close_block()?;
+        let payload = from.payload(block);
+        container::put_long(&mut self.out, block.rows as i64);
+        container::put_long(&mut self.out, payload.len() as i64);
+        let start = self.out.len();
+        self.out.extend_from_slice(payload);
+        self.blocks.push(Block {
+            rows: block.rows,
+            data: start..self.out.len(),
+        });
+        self.out.extend_from_slice(&self.marker);
         Ok(())
     }
 
@@ -106,9 +140,10 @@ impl<'a> ContainerWriter<'a> {
         self.out.len()
     }
 
-    fn flush(&mut self) -> Result<()> {
+    /// Compresses and writes the rows appended since the last block, if any.
+    pub(crate) fn close_block(&mut self) -> Result<()> {
         if self.count > 0 {
-            container::put_block(
+            let data = container::put_block(
                 &mut self.out,
                 &mut self.block,
                 self.count,
@@ -116,6 +151,10 @@ impl<'a> ContainerWriter<'a> {
                 &self.marker,
             )
             .map_err(|e| Error::avro(self.path, e))?;
+            self.blocks.push(Block {
+                rows: self.count as usize,
+                data,
+            });
             self.count = 0;
         }
         Ok(())
@@ -123,8 +162,19 @@ impl<'a> ContainerWriter<'a> {
 
     /// Closes the last block and returns the file's bytes.
     pub(crate) fn finish(mut self) -> Result<Vec<u8>> {
-        self.flush()?;
+        self.close_block()?;
         Ok(self.out)
+    }
+
+    /// Closes the last block and returns the file with its blocks located, for reuse.
+    pub(crate) fn finish_blocks(mut self) -> Result<EncodedBlocks> {
+        self.close_block()?;
+        Ok(EncodedBlocks {
+            file: self.out.into(),
+            schema: self.schema_json.to_string(),
+            codec: codec_name(self.codec).to_string(),
+            blocks: self.blocks,
+        })
     }
 }
 

@@ -16,7 +16,9 @@ use crate::partition::{
     PartitionFieldJson, PartitionSpec, UNPARTITIONED_LAST_ASSIGNED_ID, fields_from_json,
 };
 use crate::schema::Schema;
-use crate::snapshot::{MAIN_BRANCH, MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotRef};
+use crate::snapshot::{
+    MAIN_BRANCH, MetadataLogEntry, SharedSnapshot, Snapshot, SnapshotLogEntry, SnapshotRef,
+};
 use crate::sort_order::SortOrder;
 
 #[derive(Deserialize)]
@@ -162,7 +164,12 @@ pub(super) fn parse(text: &str) -> Result<TableMetadata> {
         last_partition_id,
         properties: dto.properties.unwrap_or_default(),
         current_snapshot_id,
-        snapshots: dto.snapshots.unwrap_or_default(),
+        snapshots: dto
+            .snapshots
+            .unwrap_or_default()
+            .into_iter()
+            .map(SharedSnapshot::new)
+            .collect(),
         snapshot_log: dto.snapshot_log.unwrap_or_default(),
         metadata_log: dto.metadata_log.unwrap_or_default(),
         sort_orders,
@@ -203,7 +210,8 @@ struct MetadataOut<'a> {
     /// `null` in v3 when there is none, `-1` before.
     current_snapshot_id: Option<i64>,
     refs: &'a BTreeMap<String, SnapshotRef>,
-    snapshots: &'a [Snapshot],
+    #[serde(serialize_with = "memoized_snapshots")]
+    snapshots: &'a [SharedSnapshot],
     statistics: &'a [StatisticsFile],
     partition_statistics: &'a [PartitionStatisticsFile],
     snapshot_log: &'a [SnapshotLogEntry],
@@ -214,8 +222,22 @@ struct MetadataOut<'a> {
     encryption_keys: &'a [EncryptionKey],
 }
 
+/// Writes each snapshot's memoized text: a commit repeats every earlier snapshot, and
+/// rendering them anew each time made its cost grow with the history.
+fn memoized_snapshots<S: serde::Serializer>(
+    snapshots: &&[SharedSnapshot],
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::{Error as _, SerializeSeq};
+    let mut seq = serializer.serialize_seq(Some(snapshots.len()))?;
+    for s in *snapshots {
+        seq.serialize_element(s.metadata_json().map_err(S::Error::custom)?)?;
+    }
+    seq.end()
+}
+
 /// Writes the document in Java's key order with the fields the version carries.
-pub(super) fn write(meta: &TableMetadata) -> String {
+pub(super) fn write(meta: &TableMetadata) -> Result<String> {
     let v = meta.format_version;
     let v1 = v == FormatVersion::V1;
     let out = MetadataOut {
@@ -257,6 +279,22 @@ pub(super) fn write(meta: &TableMetadata) -> String {
         next_row_id: meta.next_row_id,
         encryption_keys: &meta.encryption_keys,
     };
-    // Serializing plain data with string keys cannot fail.
-    serde_json::to_string_pretty(&out).unwrap_or_default()
+    let failed =
+        |e: String| Error::invalid_metadata("metadata.json", format!("cannot serialize: {e}"));
+    // Sized up front: at thousands of snapshots, growing the buffer by doubling copied the
+    // document several times over.
+    let mut snapshots_len = 0;
+    for s in &meta.snapshots {
+        snapshots_len += s
+            .metadata_json()
+            .map_err(|e| failed(e.to_string()))?
+            .get()
+            .len()
+            + 8;
+    }
+    let logs_len = 96 * (meta.snapshot_log.len() + meta.metadata_log.len());
+    let mut buf = Vec::with_capacity(snapshots_len + logs_len + 16 * 1024);
+    // Plain data with string keys: a failure here is a bug, reported rather than written.
+    serde_json::to_writer_pretty(&mut buf, &out).map_err(|e| failed(e.to_string()))?;
+    String::from_utf8(buf).map_err(|e| failed(e.to_string()))
 }

@@ -19,7 +19,9 @@ pub use validate::RESERVED_PROPERTIES;
 use crate::error::{Error, Result};
 use crate::partition::{PartitionSpec, UNPARTITIONED_LAST_ASSIGNED_ID};
 use crate::schema::Schema;
-use crate::snapshot::{MAIN_BRANCH, MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotRef};
+use crate::snapshot::{
+    MAIN_BRANCH, MetadataLogEntry, SharedSnapshot, Snapshot, SnapshotLogEntry, SnapshotRef,
+};
 use crate::sort_order::SortOrder;
 
 /// A table format version.
@@ -95,8 +97,8 @@ pub struct TableMetadata {
     pub properties: BTreeMap<String, String>,
     /// Id of the current snapshot (the head of `main`).
     pub current_snapshot_id: Option<i64>,
-    /// Every valid snapshot.
-    pub snapshots: Vec<Snapshot>,
+    /// Every valid snapshot, shared: a commit copies the list, not the snapshots.
+    pub snapshots: Vec<SharedSnapshot>,
     /// History of the current snapshot.
     pub snapshot_log: Vec<SnapshotLogEntry>,
     /// Previous metadata files.
@@ -186,7 +188,7 @@ impl TableMetadata {
     /// [`Error::InvalidMetadata`] when the metadata fails validation.
     pub fn to_json(&self) -> Result<String> {
         self.validate()?;
-        Ok(json::write(self))
+        json::write(self)
     }
 
     /// The current schema.
@@ -234,7 +236,10 @@ impl TableMetadata {
 
     /// The snapshot with this id.
     pub fn snapshot_by_id(&self, id: i64) -> Option<&Snapshot> {
-        self.snapshots.iter().find(|s| s.snapshot_id == id)
+        self.snapshots
+            .iter()
+            .find(|s| s.snapshot_id == id)
+            .map(SharedSnapshot::snapshot)
     }
 
     /// The current snapshot (head of `main`).

@@ -42,7 +42,7 @@ fn with_snapshot(mut m: TableMetadata) -> TableMetadata {
     if m.format_version != FormatVersion::V1 {
         m.last_sequence_number = 1;
     }
-    m.snapshots.push(Snapshot {
+    m.snapshots.push(SharedSnapshot::new(Snapshot {
         snapshot_id: 42,
         parent_snapshot_id: None,
         sequence_number: if m.format_version == FormatVersion::V1 {
@@ -58,7 +58,7 @@ fn with_snapshot(mut m: TableMetadata) -> TableMetadata {
         first_row_id: v3.then_some(0),
         added_rows: v3.then_some(10),
         key_id: None,
-    });
+    }));
     if v3 {
         m.next_row_id = Some(10);
     }
@@ -139,6 +139,25 @@ fn dangling_references_are_refused() {
     let mut m = table(FormatVersion::V2);
     m.properties.insert("format-version".into(), "2".into());
     assert!(m.to_json().is_err());
+
+    // A second snapshot with the same id; a ref and a current id naming none.
+    let mut m = with_snapshot(table(FormatVersion::V2));
+    let copy = m.snapshots[0].snapshot().clone();
+    m.snapshots.push(copy.into());
+    let err = m.to_json().unwrap_err().to_string();
+    assert!(err.contains("duplicate snapshot id 42"), "{err}");
+    let mut m = with_snapshot(table(FormatVersion::V2));
+    m.refs.insert("audit".into(), SnapshotRef::branch(7));
+    let err = m.to_json().unwrap_err().to_string();
+    assert!(
+        err.contains("refs.audit") && err.contains("missing snapshot 7"),
+        "{err}"
+    );
+    let mut m = with_snapshot(table(FormatVersion::V2));
+    m.refs.clear();
+    m.current_snapshot_id = Some(9);
+    let err = m.to_json().unwrap_err().to_string();
+    assert!(err.contains("current-snapshot-id"), "{err}");
 }
 
 #[test]

@@ -100,14 +100,17 @@ impl TableMetadata {
             .validate(schema)
             .map_err(|e| Error::invalid_metadata("sort-orders", format!("default order: {e}")))?;
 
-        let mut snapshot_ids = HashSet::new();
+        // Sorted ids, not a hash set: this runs on every commit, over the whole history.
+        let mut snapshot_ids: Vec<i64> = self.snapshots.iter().map(|s| s.snapshot_id).collect();
+        snapshot_ids.sort_unstable();
+        if let Some(w) = snapshot_ids.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::invalid_metadata(
+                "snapshots",
+                format!("duplicate snapshot id {}", w[0]),
+            ));
+        }
+        let has_snapshot = |id: i64| snapshot_ids.binary_search(&id).is_ok();
         for s in &self.snapshots {
-            if !snapshot_ids.insert(s.snapshot_id) {
-                return Err(Error::invalid_metadata(
-                    "snapshots",
-                    format!("duplicate snapshot id {}", s.snapshot_id),
-                ));
-            }
             if v >= FormatVersion::V2 {
                 if s.summary.is_none() {
                     return Err(Error::invalid_metadata(
@@ -152,7 +155,7 @@ impl TableMetadata {
         }
 
         if let Some(id) = self.current_snapshot_id
-            && !snapshot_ids.contains(&id)
+            && !has_snapshot(id)
         {
             return Err(Error::invalid_metadata(
                 "current-snapshot-id",
@@ -160,7 +163,7 @@ impl TableMetadata {
             ));
         }
         for (name, r) in &self.refs {
-            if !snapshot_ids.contains(&r.snapshot_id) {
+            if !has_snapshot(r.snapshot_id) {
                 return Err(Error::invalid_metadata(
                     format!("refs.{name}"),
                     format!("points at missing snapshot {}", r.snapshot_id),

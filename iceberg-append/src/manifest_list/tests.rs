@@ -1,0 +1,260 @@
+//! Laws of manifest lists written onto their parents: whatever the history, a list decodes
+//! to exactly its rows; the parent's blocks a fast append repeats are copied byte for byte;
+//! over a long history of fast appends, blocks grow rather than multiply.
+
+#![allow(clippy::unwrap_used)]
+
+use proptest::prelude::*;
+
+use super::*;
+use iceberg_spec::{FieldSummary, ManifestContent};
+
+/// What one commit does to its parent's rows.
+#[derive(Debug, Clone)]
+enum Step {
+    /// A fast append: new rows, then every parent row.
+    Append(usize),
+    /// A merge: new rows, then the parent's rows but for `drop` taken from `at`.
+    Merge { new: usize, at: usize, drop: usize },
+    /// New rows, then the parent's rows with one changed (as v3 assigns a missing row id).
+    Touch { new: usize, at: usize },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => (1usize..4).prop_map(Step::Append),
+        1 => (1usize..3, 0usize..400, 1usize..40).prop_map(|(new, at, drop)| Step::Merge { new, at, drop }),
+        1 => (1usize..3, 0usize..400).prop_map(|(new, at)| Step::Touch { new, at }),
+    ]
+}
+
+fn row(version: FormatVersion, n: usize) -> ManifestFile {
+    let v1 = version == FormatVersion::V1;
+    ManifestFile {
+        manifest_path: format!("s3://bucket/wh/db/t/metadata/{n:08x}-2b1c5e7a-m0.avro"),
+        manifest_length: 4_000 + n as i64,
+        partition_spec_id: 0,
+        content: ManifestContent::Data,
+        sequence_number: if v1 { 0 } else { n as i64 },
+        min_sequence_number: if v1 { 0 } else { n as i64 },
+        added_snapshot_id: 1_000_000 + n as i64,
+        added_files_count: Some(1),
+        existing_files_count: Some(0),
+        deleted_files_count: Some(0),
+        added_rows_count: Some(100 + n as i64),
+        existing_rows_count: Some(0),
+        deleted_rows_count: Some(0),
+        partitions: Some(vec![FieldSummary {
+            contains_null: false,
+            contains_nan: None,
+            lower_bound: Some((n as i32).to_le_bytes().to_vec()),
+            upper_bound: Some((n as i32 + 1).to_le_bytes().to_vec()),
+        }]),
+        key_metadata: None,
+        first_row_id: (version == FormatVersion::V3).then_some(n as i64 * 1000),
+    }
+}
+
+fn header(version: FormatVersion, snapshot_id: i64) -> ManifestListHeader {
+    ManifestListHeader {
+        version,
+        snapshot_id,
+        parent_snapshot_id: Some(snapshot_id - 1),
+        sequence_number: snapshot_id,
+        first_row_id: Some(0),
+    }
+}
+
+fn block_rows(list: &ManifestList) -> Vec<usize> {
+    list.block_rows()
+}
+
+fn payloads(list: &ManifestList) -> Vec<&[u8]> {
+    let e = list.encoded.as_ref().unwrap();
+    e.blocks.iter().map(|b| e.payload(b)).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn lists_written_onto_parents_decode_to_their_rows(
+        version in prop_oneof![Just(FormatVersion::V1), Just(FormatVersion::V2), Just(FormatVersion::V3)],
+        codec in prop_oneof![Just("gzip"), Just("snappy"), Just("zstd"), Just("uncompressed")],
+        steps in proptest::collection::vec(step(), 1..200),
+        reread_every in 1usize..8,
+    ) {
+        let mut next = 0usize;
+        let mut fresh = |k: usize| -> Vec<ManifestFile> {
+            (0..k).map(|_| { next += 1; row(version, next) }).collect()
+        };
+        let mut parent: Option<ManifestList> = None;
+        for (i, step) in steps.iter().enumerate() {
+            let old: Vec<ManifestFile> = parent
+                .as_ref()
+                .map(|p| p.rows().iter().map(|r| ManifestFile::clone(r)).collect())
+                .unwrap_or_default();
+            let (mut rows, pure) = match *step {
+                Step::Append(k) => (fresh(k), true),
+                Step::Merge { new, .. } | Step::Touch { new, .. } => (fresh(new), false),
+            };
+            let mut carried = old.clone();
+            match *step {
+                Step::Append(_) => {}
+                Step::Merge { at, drop, .. } => {
+                    let at = at.min(carried.len());
+                    let end = (at + drop).min(carried.len());
+                    carried.drain(at..end);
+                }
+                Step::Touch { at, .. } => {
+                    if let Some(r) = carried.get_mut(at.min(old.len().saturating_sub(1))) {
+                        r.existing_rows_count = Some(r.existing_rows_count.unwrap_or(0) + 1);
+                    }
+                }
+            }
+            rows.extend(carried);
+            let path = format!("l{i}.avro");
+            // Rows carried unchanged stay shared with the parent, as the plan leaves them.
+            let by_path: std::collections::HashMap<&str, &Arc<ManifestFile>> = parent
+                .iter()
+                .flat_map(|p| p.rows())
+                .map(|r| (r.manifest_path.as_str(), r))
+                .collect();
+            let shared: Vec<Arc<ManifestFile>> = rows
+                .iter()
+                .map(|r| match by_path.get(r.manifest_path.as_str()) {
+                    Some(p) if ***p == *r => Arc::clone(p),
+                    _ => Arc::new(r.clone()),
+                })
+                .collect();
+            let (bytes, list) = encode_manifest_list_onto(
+                &path, &header(version, i as i64 + 2), shared, codec, [i as u8; 16], parent.as_ref(),
+            ).unwrap();
+            // apache-avro, reading the file by its own header, sees exactly the rows.
+            prop_assert_eq!(&decode_manifest_list(&path, &bytes).unwrap(), &rows);
+            prop_assert!(list.rows().iter().map(|r| &**r).eq(rows.iter()));
+            if pure && let Some(p) = &parent {
+                // Every block of the parent but a small first one is copied, in order, at the end.
+                let theirs = payloads(p);
+                let ours = payloads(&list);
+                let skip = usize::from(block_rows(p).first().is_some_and(|&n| n < REENCODE_BELOW_ROWS));
+                let tail = &theirs[skip..];
+                prop_assert!(ours.len() > tail.len() || tail.is_empty() && !ours.is_empty());
+                prop_assert_eq!(&ours[ours.len() - tail.len()..], tail);
+            }
+            // Every few commits the parent comes back from its bytes, as another process reads it.
+            parent = Some(if i % reread_every == 0 {
+                ManifestList::decode(&path, bytes).unwrap()
+            } else {
+                list
+            });
+        }
+    }
+}
+
+#[test]
+fn blocks_grow_rather_than_multiply_over_many_fast_appends() {
+    let v = FormatVersion::V2;
+    let mut parent: Option<ManifestList> = None;
+    let mut reencoded_max = 0;
+    for i in 0..3000usize {
+        let mut rows = vec![Arc::new(row(v, i))];
+        rows.extend(parent.iter().flat_map(|p| p.rows().iter().cloned()));
+        let (bytes, list) = encode_manifest_list_onto(
+            "l.avro",
+            &header(v, i as i64 + 2),
+            rows,
+            "gzip",
+            [5; 16],
+            parent.as_ref(),
+        )
+        .unwrap();
+        let copied: usize = list.block_rows().iter().skip(1).sum();
+        reencoded_max = reencoded_max.max(list.rows().len() - copied);
+        if i == 2999 {
+            let sizes = block_rows(&list);
+            // All blocks but the growing first one hold at least the re-encoding threshold,
+            // and the file is within 10% of one encoded in a single pass.
+            assert!(
+                sizes[1..].iter().all(|&n| n >= REENCODE_BELOW_ROWS),
+                "{sizes:?}"
+            );
+            let whole = encode_manifest_list("w.avro", &header(v, 2), list.rows(), "gzip", [5; 16])
+                .unwrap();
+            eprintln!(
+                "{} vs {} bytes, {} blocks",
+                bytes.len(),
+                whole.len(),
+                sizes.len()
+            );
+            assert!(
+                bytes.len() * 100 <= whole.len() * 110,
+                "{} vs {}",
+                bytes.len(),
+                whole.len()
+            );
+        }
+        parent = Some(list);
+    }
+    // Each commit re-encodes its new row and a small first block, never the history.
+    assert!(
+        reencoded_max <= REENCODE_BELOW_ROWS,
+        "{reencoded_max} rows re-encoded in one commit"
+    );
+}
+
+#[test]
+fn a_list_from_another_writer_is_encoded_whole() {
+    let v = FormatVersion::V2;
+    let rows: Vec<Arc<ManifestFile>> = (0..300).map(|n| Arc::new(row(v, n))).collect();
+    let (bytes, _) =
+        encode_manifest_list_onto("p.avro", &header(v, 2), rows.clone(), "gzip", [1; 16], None)
+            .unwrap();
+    let mut parent = ManifestList::decode("p.avro", bytes).unwrap();
+    // A schema written differently (another writer) must not be copied from.
+    if let Some(e) = parent.encoded.as_mut() {
+        e.schema.push(' ');
+    }
+    let mut next = vec![Arc::new(row(v, 1000))];
+    next.extend(rows);
+    let (_, list) = encode_manifest_list_onto(
+        "n.avro",
+        &header(v, 3),
+        next,
+        "gzip",
+        [2; 16],
+        Some(&parent),
+    )
+    .unwrap();
+    let parent_payloads = payloads(&parent);
+    assert!(
+        payloads(&list).iter().all(|b| !parent_payloads.contains(b)),
+        "no block copied across schemas"
+    );
+    // And with a different codec neither.
+    let parent = ManifestList::decode(
+        "p.avro",
+        encode_manifest_list_onto(
+            "p.avro",
+            &header(v, 2),
+            list.rows()[1..].to_vec(),
+            "snappy",
+            [1; 16],
+            None,
+        )
+        .unwrap()
+        .0,
+    )
+    .unwrap();
+    let (_, again) = encode_manifest_list_onto(
+        "m.avro",
+        &header(v, 3),
+        list.rows().to_vec(),
+        "gzip",
+        [3; 16],
+        Some(&parent),
+    )
+    .unwrap();
+    let snappy = payloads(&parent);
+    assert!(payloads(&again).iter().all(|b| !snappy.contains(b)));
+}
