@@ -17,6 +17,7 @@ import json
 from importlib.metadata import version as _version
 from pathlib import Path
 
+import pyarrow as pa
 from datafusion import SessionContext
 from pyiceberg_core import manifest as iceberg_manifest
 from pyiceberg_core.datafusion import IcebergDataFusionTable
@@ -117,7 +118,11 @@ def _rows(ctx: SessionContext, meta: TableMeta, expr=None) -> list[dict]:
     sql = f"SELECT {cols} FROM t"
     if expr is not None:
         sql += " WHERE " + walk(expr, meta, DataFusionBuilder())
-    return sort_rows([canon_row(r, meta.fields) for r in arrow_rows(ctx.sql(sql).to_arrow_table())])
+    # Batch by batch: iceberg-rust passes on each file's own Arrow field metadata, so a uuid column
+    # is arrow.uuid in files whose ARROW:schema says so (ours) and plain fixed[16] in others
+    # (PyIceberg's), and pyarrow refuses to put such batches in one table. The values agree.
+    rows = [r for batch in ctx.sql(sql).collect() for r in arrow_rows(pa.Table.from_batches([batch]))]
+    return sort_rows([canon_row(r, meta.fields) for r in rows])
 
 
 def _partition_value(v, typ):
