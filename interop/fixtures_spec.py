@@ -12,6 +12,7 @@ those stats against the Parquet files themselves.
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -48,6 +49,10 @@ def build(root: Path) -> tuple[dict, dict]:
         meta = table_meta.load(str(meta_path))
         rows = canon.arrow_rows(pq.read_table(root / t["expected"]))
         filters = dict(COMMON)
+        if any(f["name"] == "d" for f in meta.fields):
+            # NaN is left out of Parquet min/max; a reader that prunes on those misses these rows
+            filters["d_is_nan"] = ({"op": "is_nan", "col": "d"},
+                                   lambda r: r["d"] is not None and math.isnan(r["d"]))
         for p in t["partition"]:
             col = p[p.index("(") + 1:-1]
             filters[f"{col}_not_null"] = (

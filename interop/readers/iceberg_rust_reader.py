@@ -14,19 +14,24 @@ History: the binding has no metadata API, so n.a.
 """
 
 import json
+import os
 from importlib.metadata import version as _version
 from pathlib import Path
 
 import pyarrow as pa
-from datafusion import SessionContext
-from pyiceberg_core import manifest as iceberg_manifest
-from pyiceberg_core.datafusion import IcebergDataFusionTable
 
-from canon import arrow_rows, canon, canon_row, sort_rows, unscaled
-from filters import SqlLogic, walk
-from readers import attempt
-from stats import canon_file, sort_files
-from table_meta import TableMeta, strip_scheme
+# A panic in the binding is reported as that feature's error; its backtrace only clutters the log.
+os.environ["RUST_BACKTRACE"] = "0"
+
+from datafusion import SessionContext  # noqa: E402
+from pyiceberg_core import manifest as iceberg_manifest  # noqa: E402
+from pyiceberg_core.datafusion import IcebergDataFusionTable  # noqa: E402
+
+from canon import arrow_rows, canon, canon_row, sort_rows, unscaled  # noqa: E402
+from filters import SqlLogic, walk  # noqa: E402
+from readers import attempt  # noqa: E402
+from stats import canon_file, sort_files  # noqa: E402
+from table_meta import TableMeta, strip_scheme  # noqa: E402
 
 NAME = "iceberg_rust"
 DELETED = 2  # manifest entry status

@@ -223,6 +223,17 @@ fn interop(args: &[String]) -> Result<(), String> {
         .arg(&venv)
         .arg(&cache))?;
     step("readers installed");
+    // The verdict machinery's own unit checks (stdlib only, a fraction of a second).
+    run(Command::new(&python).current_dir(root()).args([
+        "-m",
+        "unittest",
+        "discover",
+        "--quiet",
+        "-s",
+        "interop",
+        "-p",
+        "test_*.py",
+    ]))?;
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let file = |name: &str| out.join(name);
     run(Command::new(&python)
