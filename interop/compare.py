@@ -2,14 +2,15 @@
 
     python compare.py --spec SPEC.json [SPEC2.json …] --expected EXP.json [EXP2.json …] \
                       RESULTS_DIR/*.json [--known known_disagreements.json] \
-                      [--markdown OUT.md] [--report OUT.json]
+                      [--markdown OUT.md] [--report OUT.json] [--doc INTEROP.md [--doc-mode check]]
 
 Per reader x table x feature (scan, filters, history, stats) the verdict is pass, fail, error
 (the reader raised) or n.a. (the reader does not expose it, or expected has none). A fail or
 error listed in --known becomes `known`. Prints the markdown summary (one reader x feature
 table per group of tables) with notes. Exits 1 on any fail or error that is not known, and on
 any known entry that did not disagree (it passes now, or names a table that is gone), so the
-list cannot outlive what it explains; 0 otherwise.
+list cannot outlive what it explains; with --doc-mode check also when the matrix between the
+markers of --doc is not the current one (--doc-mode update rewrites it); 0 otherwise.
 """
 
 import argparse
@@ -28,6 +29,7 @@ from stats import canon_file, canon_snapshot  # noqa: E402
 FEATURES = ("scan", "filters", "history", "stats")
 SOURCE = {"scan": "scan", "filters": "filters", "history": "snapshots", "stats": "files"}
 BAD = ("fail", "error")
+BEGIN, END = "<!-- matrix: begin (cargo xtask interop writes this) -->", "<!-- matrix: end -->"
 
 
 def _is_error(v: Any) -> bool:
@@ -183,7 +185,7 @@ def _cell(vs: list[dict]) -> str:
     return text
 
 
-def markdown(verdicts: list[dict], stale: list[str]) -> str:
+def markdown(verdicts: list[dict], stale: list[str], notes: bool = True) -> str:
     lines = []
     details = []
     for group in dict.fromkeys(v["group"] for v in verdicts):
@@ -206,12 +208,30 @@ def markdown(verdicts: list[dict], stale: list[str]) -> str:
                     details.append(f"- {r} / {group} / {f}: not exposed: {', '.join(hidden)}")
             lines.append(f"| {r} | " + " | ".join(cells) + " |")
         lines.append("")
+    if not notes:
+        return "\n".join(lines).rstrip("\n") + "\n"
     if stale:
         lines += ["Stale entries of the known-disagreement list (each one fails the check):", ""]
         lines += [f"- {s}" for s in stale] + [""]
     if details:
         lines += ["Notes:", ""] + details
     return "\n".join(lines) + "\n"
+
+
+def _doc(path: Path, matrix: str, mode: str) -> bool:
+    """Puts the matrix between the markers of `path` (update), or says whether it is there
+    already (check). True when the document is current (afterwards)."""
+    text = path.read_text()
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = f"{head}{BEGIN}\n{matrix}{END}{tail}"
+    if new == text:
+        return True
+    if mode == "update":
+        path.write_text(new)
+        return True
+    print(f"compare.py: the matrix in {path} is not the current one: run cargo xtask interop", file=sys.stderr)
+    return False
 
 
 def _load_all(paths: list[Path], key: str) -> Any:
@@ -229,6 +249,9 @@ def main() -> None:
     ap.add_argument("--known", type=Path, help="known disagreements (interop/known_disagreements.json)")
     ap.add_argument("--markdown", type=Path)
     ap.add_argument("--report", type=Path)
+    ap.add_argument("--doc", type=Path, help=f"a document with the matrix between {BEGIN} and {END}")
+    ap.add_argument("--doc-mode", choices=("update", "check"), default="update",
+                    help="update: rewrite the doc's matrix; check: fail (exit 1) when it is not the current one")
     args = ap.parse_args()
     tables = _load_all(args.spec, "tables")
     expected = _load_all(args.expected, "expected")
@@ -243,13 +266,14 @@ def main() -> None:
         args.markdown.write_text(md)
     if args.report:
         args.report.write_text(json.dumps(verdicts, indent=1, ensure_ascii=False) + "\n")
+    doc_stale = args.doc is not None and not _doc(args.doc, markdown(verdicts, [], notes=False), args.doc_mode)
     bad = [v for v in verdicts if v["verdict"] in BAD]
     count = {k: sum(v["verdict"] == k for v in verdicts) for k in ("pass", "known", "n.a.")}
     print(f"interop: {count['known']} known disagreements, {count['n.a.']} not applicable, "
           f"{len(stale)} stale known entries", file=sys.stderr)
     # The closing line CI reads: a verdict per reader x table x feature; failed = not known + stale.
     print(f"interop: {count['pass']} passed, {len(bad) + len(stale)} failed", file=sys.stderr)
-    sys.exit(1 if bad or stale else 0)
+    sys.exit(1 if bad or stale or doc_stale else 0)
 
 
 if __name__ == "__main__":
