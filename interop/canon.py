@@ -178,6 +178,11 @@ def native(v: Any, t: Any) -> Any:
     return canon(v, t)
 
 
+def unscaled(n: int, scale: int) -> Decimal:
+    """The decimal n * 10^-scale, exactly (Decimal.scaleb would round to 28 digits)."""
+    return Decimal(n).scaleb(-scale, Context(prec=80))
+
+
 def dumps(v: Any) -> str:
     """The canonical text of a JSON value: sorted keys, no spaces (used for sorting)."""
     return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -200,3 +205,26 @@ def arrow_rows(table: Any) -> list[dict]:
         if pa.types.is_timestamp(field.type) and field.type.unit == "ns":
             table = table.set_column(i, field.name, table.column(i).cast(pa.int64()))
     return table.to_pylist()
+
+
+def order_key(v: Any, t: Any) -> Any:
+    """A sort key for a canonical value under Iceberg's ordering of the type: numbers and
+    temporals by value, strings by UTF-8 bytes (= code points), binary, fixed and uuid by
+    unsigned bytes. NaN has no place in it (bounds leave NaN out)."""
+    if t in ("int", "long", "boolean"):
+        return int(v)
+    if t in ("float", "double"):
+        return float({"-0.0": -0.0, "Infinity": math.inf, "-Infinity": -math.inf}.get(v, v))
+    if t.startswith("decimal"):
+        return Decimal(v)
+    if t == "date":
+        return _date(v).toordinal()
+    if t == "time":
+        return _time_micros(v)
+    if t.startswith("timestamp"):
+        return _ts_units(v, t)
+    if t == "string":
+        return v.encode("utf-8")
+    if t == "uuid":
+        return _uuid(v).bytes
+    return bytes.fromhex(v)  # binary, fixed

@@ -12,7 +12,7 @@ integer micros. `walk` hands each reader's builder native Python literals (canon
 
 from typing import Any, Protocol
 
-from canon import native
+from canon import canon, native, order_key
 from table_meta import TableMeta
 
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
@@ -59,3 +59,41 @@ def walk(e: dict, meta: TableMeta, b: Builder) -> Any:
     if op == "starts_with":
         return b.starts_with(e["col"], e["value"])
     raise ValueError(f"unknown filter op {op!r}")
+
+
+def _value(row: dict, col: str) -> Any:
+    v = row
+    for part in col.split("."):
+        v = None if v is None else v.get(part)
+    return v
+
+
+def _is_nan(v: Any, typ: Any) -> bool:
+    return typ in ("float", "double") and v == "NaN"
+
+
+def evaluate(e: dict, row: dict, meta: TableMeta) -> bool:
+    """The filter on one canonical row, with Iceberg's row semantics (Java's Evaluator): a
+    comparison with null or NaN is false, `!=` and `not_in` keep nulls. The expected side of
+    filtered scans for tables whose rows we know (FORMAT.md)."""
+    op = e["op"]
+    if op in ("and", "or"):
+        results = (evaluate(a, row, meta) for a in e["args"])
+        return all(results) if op == "and" else any(results)
+    if op == "not":
+        return not evaluate(e["arg"], row, meta)
+    typ = meta.column_type(e["col"])
+    v = _value(row, e["col"])
+    if op in UNARY:
+        nan = v is not None and _is_nan(v, typ)
+        return {"is_null": v is None, "not_null": v is not None, "is_nan": nan, "not_nan": not nan}[op]
+    if op == "starts_with":
+        return v is not None and v.startswith(e["value"])
+    if op in ("in", "not_in"):
+        keys = {order_key(canon(x, typ), typ) for x in e["values"]}
+        hit = v is not None and not _is_nan(v, typ) and order_key(v, typ) in keys
+        return hit if op == "in" else not hit
+    if v is None or _is_nan(v, typ):
+        return op == "!="
+    a, b = order_key(v, typ), order_key(canon(e["value"], typ), typ)
+    return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]

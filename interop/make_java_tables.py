@@ -9,7 +9,8 @@ the runtime jar needs CACHE/java's relocated Jackson). Tables, each with a coupl
   java_v2_part   v2, bucket(4, id) + truncate(2, name), sort order id; merge-on-read DELETE
                  (a position delete file)
   java_v3        v3 (row lineage: first_row_id), months(dt)
-OUT_DIR/spec.json lists their current metadata.json and a few filters (FORMAT.md).
+OUT_DIR/spec.json lists their current metadata.json and a few filters (FORMAT.md), and
+OUT_DIR/engine.json the rows as Spark reads them back (an expected result, FORMAT.md).
 """
 
 import argparse
@@ -18,6 +19,11 @@ import os
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import table_meta  # noqa: E402
+from canon import canon_row, sort_rows  # noqa: E402
 
 RUNTIME = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 EXTENSIONS = "iceberg-spark-extensions-3.5_2.12-1.10.2.jar"
@@ -39,7 +45,8 @@ def spark_session(warehouse: Path, cache: Path):
             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
             .config("spark.sql.catalog.x", "org.apache.iceberg.spark.SparkCatalog")
             .config("spark.sql.catalog.x.type", "hadoop")
-            .config("spark.sql.catalog.x.warehouse", str(warehouse))
+            # a file: URL, so that the paths in the metadata carry a scheme (iceberg-rust needs one)
+            .config("spark.sql.catalog.x.warehouse", warehouse.as_uri())
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.sql.shuffle.partitions", "1")
             .config("spark.ui.enabled", "false")
@@ -109,18 +116,25 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent.parent / "target" / "interop-cache")
     args = ap.parse_args()
     out = args.out.resolve()
+    # PySpark turns TIMESTAMP values into naive datetimes in the process's local time zone
+    os.environ["TZ"] = "UTC"
+    time.tzset()
     warehouse = out / "warehouse"
     warehouse.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     spark = spark_session(warehouse, args.cache.resolve())
     spark.sparkContext.setLogLevel("ERROR")
-    tables = []
+    tables, engine = [], {}
     for name, make in (("java_v1_part", v1_part), ("java_v2_part", v2_part), ("java_v3", v3)):
         spark.sql(f"DROP TABLE IF EXISTS x.db.{name} PURGE")
         t = make(spark.sql)
         t["metadata"] = current_metadata(warehouse / "db" / name)
         tables.append(t)
+        fields = table_meta.load(t["metadata"]).fields
+        rows = [r.asDict(recursive=True) for r in spark.table(f"x.db.{name}").collect()]
+        engine[name] = {"scan": sort_rows([canon_row(r, fields) for r in rows])}
     spark.stop()
+    (out / "engine.json").write_text(json.dumps({"reader": "spark (writer)", "tables": engine}, indent=1) + "\n")
     spec = {"tables": [{"name": t["name"], "metadata": t["metadata"], "filters": t["filters"]} for t in tables]}
     (out / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
     print(f"{out / 'spec.json'} ({time.monotonic() - started:.1f} s)")

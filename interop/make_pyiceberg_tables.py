@@ -8,7 +8,10 @@ Tables (all with two or three appends, nulls on every column):
   pyi_v2_bucket     v2, bucket(4, id) + truncate(3, name); decimal, uuid, binary, fixed
   pyi_v2_nested     v2, unpartitioned; struct, list, map; then a row delete
   pyi_v2_double     v2, identity(d double): PyIceberg 0.12 reads such partition values as float32
-OUT_DIR/spec.json gets each table's metadata path and a few filters (FORMAT.md).
+OUT_DIR/spec.json gets each table's metadata path and a few filters (FORMAT.md), and
+OUT_DIR/engine.json the rows as PyIceberg reads them back (an expected result, FORMAT.md).
+The catalog is named "default", as our CLI names a SQLite catalog given by URI, so that
+`iceberg --catalog sqlite:///OUT_DIR/catalog.db` appends to these tables.
 """
 
 import datetime as dt
@@ -29,6 +32,11 @@ from pyiceberg.types import (
     ListType, LongType, MapType, NestedField, StringType, StructType, TimestampType, TimestamptzType,
     TimeType, UUIDType,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import table_meta  # noqa: E402
+from canon import arrow_rows, canon_row, sort_rows  # noqa: E402
 
 UTC = dt.timezone.utc
 
@@ -160,7 +168,7 @@ def v2_double(cat: SqlCatalog) -> dict:
 def main() -> None:
     out = Path(sys.argv[1]).resolve()
     (out / "warehouse").mkdir(parents=True, exist_ok=True)
-    cat = SqlCatalog("interop", uri=f"sqlite:///{out}/catalog.db", warehouse=f"file://{out}/warehouse")
+    cat = SqlCatalog("default", uri=f"sqlite:///{out}/catalog.db", warehouse=f"file://{out}/warehouse")
     cat.create_namespace_if_not_exists("db")
     tables = []
     for make in (v1_identity, v2_day, v2_bucket, v2_nested, v2_double):
@@ -168,9 +176,14 @@ def main() -> None:
         if cat.table_exists(f"db.pyi_{name}"):
             cat.drop_table(f"db.pyi_{name}")
         tables.append(make(cat))
+    engine = {}
     for t in tables:
         t["metadata"] = t["metadata"].removeprefix("file://")
+        meta = table_meta.load(t["metadata"])
+        rows = arrow_rows(cat.load_table(f"db.{t['name']}").scan().to_arrow())
+        engine[t["name"]] = {"scan": sort_rows([canon_row(r, meta.fields) for r in rows])}
     (out / "spec.json").write_text(json.dumps({"tables": tables}, indent=2) + "\n")
+    (out / "engine.json").write_text(json.dumps({"reader": "pyiceberg (writer)", "tables": engine}, indent=1) + "\n")
     print(out / "spec.json")
 
 

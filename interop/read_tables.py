@@ -1,6 +1,6 @@
 """Reads Iceberg tables with external readers and writes canonical results (FORMAT.md).
 
-    python read_tables.py SPEC.json --out DIR [--readers java,pyiceberg,duckdb,chdb,polars]
+    python read_tables.py SPEC.json [SPEC2.json …] --out DIR [--readers java,pyiceberg,iceberg_rust,duckdb,chdb,polars]
                           [--cache CACHE_DIR]
 
 writes DIR/<reader>.json for each reader. Compare them with an expected result with compare.py.
@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import table_meta  # noqa: E402
 from readers import READERS, attempt  # noqa: E402
 
-DEFAULT_READERS = "java,pyiceberg,duckdb"
+DEFAULT_READERS = "java,pyiceberg,iceberg_rust,duckdb"
 
 
 def run_reader(name: str, tables: list[dict], metas: dict, cache: Path) -> dict:
@@ -26,6 +26,8 @@ def run_reader(name: str, tables: list[dict], metas: dict, cache: Path) -> dict:
     try:
         mod = importlib.import_module(f"readers.{name}_reader")
         result = {"reader": name, "version": mod.version()}
+        if getattr(mod, "BOUNDS_FROM_DATA", False):  # compare.py checks these with data_check
+            result["bounds_from_data"] = True
         if hasattr(mod, "read_all"):
             result["tables"] = mod.read_all(tables, metas, cache)
         else:
@@ -39,13 +41,13 @@ def run_reader(name: str, tables: list[dict], metas: dict, cache: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("spec", type=Path)
+    ap.add_argument("spec", type=Path, nargs="+")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--readers", default=DEFAULT_READERS)
     ap.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent.parent / "target" / "interop-cache",
                     help="setup.sh's cache dir (Java reader classes and jars)")
     args = ap.parse_args()
-    tables = json.loads(args.spec.read_text())["tables"]
+    tables = [t for p in args.spec for t in json.loads(p.read_text())["tables"]]
     metas = {t["name"]: table_meta.load(t["metadata"]) for t in tables}
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.readers.split(","):

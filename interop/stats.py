@@ -2,14 +2,14 @@
 
 import struct
 import uuid
-from decimal import Decimal
 from typing import Any
 
-from canon import canon, dumps
+from canon import canon, dumps, unscaled
 from table_meta import TableMeta
 
 INT_MAPS = ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts")
 BOUND_MAPS = ("lower_bounds", "upper_bounds")
+LISTS = ("split_offsets", "equality_ids")  # None when absent or empty
 SCALARS = ("content", "file_format", "spec_id", "record_count", "file_size_in_bytes", "sort_order_id",
            "first_row_id")
 
@@ -30,7 +30,7 @@ def decode_bound(b: bytes, t: Any) -> Any:
         return uuid.UUID(bytes=b)
     if t.startswith("decimal"):
         scale = int(t.split(",")[1].rstrip(")"))
-        return Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-scale)
+        return unscaled(int.from_bytes(b, "big", signed=True), scale)
     return b  # binary, fixed
 
 
@@ -61,8 +61,9 @@ def canon_file(raw: dict, meta: TableMeta) -> dict:
                     v = decode_bound(v, t)
                 vals[str(fid)] = canon(v, t)
             out[k] = vals
-    if "equality_ids" in raw:
-        out["equality_ids"] = list(raw["equality_ids"]) if raw["equality_ids"] else None
+    for k in LISTS:
+        if k in raw:
+            out[k] = [int(x) for x in raw[k]] if raw[k] else None
     return out
 
 

@@ -185,6 +185,7 @@ public class InteropReader {
     m.put("lower_bounds", bounds(table, f.lowerBounds()));
     m.put("upper_bounds", bounds(table, f.upperBounds()));
     m.put("sort_order_id", f.sortOrderId());
+    m.put("split_offsets", f.splitOffsets());
     m.put("first_row_id", f.firstRowId());
     m.put("equality_ids", f.equalityFieldIds());
     return m;

@@ -4,7 +4,7 @@
 import traceback
 from typing import Any, Callable
 
-READERS = ("java", "pyiceberg", "duckdb", "chdb", "polars")
+READERS = ("java", "pyiceberg", "iceberg_rust", "duckdb", "chdb", "polars", "data_files")
 
 
 def attempt(fn: Callable[[], Any]) -> Any:

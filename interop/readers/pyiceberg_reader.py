@@ -72,7 +72,7 @@ def _files(table, meta: TableMeta) -> list[dict]:
                 "file_size_in_bytes": f.file_size_in_bytes, "column_sizes": f.column_sizes,
                 "value_counts": f.value_counts, "null_value_counts": f.null_value_counts,
                 "nan_value_counts": f.nan_value_counts, "lower_bounds": f.lower_bounds,
-                "upper_bounds": f.upper_bounds, "sort_order_id": f.sort_order_id,
+                "upper_bounds": f.upper_bounds, "sort_order_id": f.sort_order_id, "split_offsets": f.split_offsets,
                 "equality_ids": f.equality_ids,
             }, meta))
     return sort_files(out)

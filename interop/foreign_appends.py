@@ -1,0 +1,234 @@
+"""Our appends onto tables other engines wrote: the spec and the expected result (FORMAT.md).
+
+    python foreign_appends.py OUT --iceberg BIN [--cache CACHE] [--no-java]
+                              --spec SPEC.json --expected EXPECTED.json
+
+1. Writes the engines' tables: make_java_tables.py (Iceberg Java through Spark, Hadoop
+   catalog: v1, v2 with merge-on-read position deletes, v3) into OUT/java and
+   make_pyiceberg_tables.py (PyIceberg, SQLite catalog "default": v1, v2) into OUT/pyiceberg.
+   Each also writes the rows as its engine reads them back (engine.json).
+2. Appends to every table with our `iceberg` CLI, first --fast then --merge, rows made from
+   the table's schema (every column, one row of nulls). Java's tables go through
+   `--catalog object-store` (the Hadoop layout), PyIceberg's through their SQLite catalog.
+3. Lists three states per table for the readers: as the engine left it, after our fast append
+   and after our merge append, each at its own metadata.json.
+
+Expected, for each state: the engine's rows plus the rows we appended (so every reader must
+still apply the engine's deletes); filtered scans are those rows through filters.evaluate; the
+file stats are the manifests decoded with fastavro; the history is the snapshot list of the
+metadata.json except that our snapshots' parent, sequence number, operation and summary
+totals are what they must be given the engine's last snapshot: parent = the snapshot before,
+sequence number + 1 (v2 and up), added counts from the files our manifests add, totals =
+the parent's totals plus what was added (delete-file totals carried over).
+"""
+
+import argparse
+import datetime as dt
+import json
+import shutil
+import subprocess
+import sys
+import uuid
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import filters  # noqa: E402
+import manifest_files  # noqa: E402
+import table_meta  # noqa: E402
+from canon import canon_row, sort_rows  # noqa: E402
+from stats import canon_snapshot, sort_files, sort_snapshots  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+UTC = dt.timezone.utc
+# Summary totals and how an append changes them (added key, or None: carried over).
+TOTALS = {"total-records": "added-records", "total-data-files": "added-data-files",
+          "total-files-size": "added-files-size", "total-delete-files": None,
+          "total-position-deletes": None, "total-equality-deletes": None}
+
+
+def arrow_type(t: Any) -> pa.DataType:
+    """Iceberg type -> the Arrow type of our input Parquet file."""
+    if isinstance(t, dict):
+        if t["type"] == "struct":
+            return pa.struct([arrow_field(f) for f in t["fields"]])
+        if t["type"] == "list":
+            return pa.list_(pa.field("element", arrow_type(t["element"]), not t["element-required"]))
+        return pa.map_(arrow_type(t["key"]), pa.field("value", arrow_type(t["value"]), not t["value-required"]))
+    simple = {"boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
+              "double": pa.float64(), "date": pa.date32(), "time": pa.time64("us"),
+              "timestamp": pa.timestamp("us"), "timestamptz": pa.timestamp("us", tz="UTC"),
+              "timestamp_ns": pa.timestamp("ns"), "timestamptz_ns": pa.timestamp("ns", tz="UTC"),
+              "string": pa.string(), "uuid": pa.binary(16), "binary": pa.binary()}
+    if t in simple:
+        return simple[t]
+    if t.startswith("decimal"):
+        p, s = (int(x) for x in t[len("decimal("):-1].split(","))
+        return pa.decimal128(p, s)
+    return pa.binary(int(t[len("fixed["):-1]))
+
+
+def arrow_field(f: dict) -> pa.Field:
+    return pa.field(f["name"], arrow_type(f["type"]), not f["required"],
+                    metadata={b"PARQUET:field_id": str(f["id"]).encode()})
+
+
+def value(t: Any, n: int, required: bool) -> Any:
+    """A value of type t for row number n (distinct per n); None for the optional columns of
+    every third row, so that nulls reach every column and the null partition."""
+    if not required and n % 3 == 2:
+        return None
+    if isinstance(t, dict):
+        if t["type"] == "struct":
+            return {f["name"]: value(f["type"], n, f["required"]) for f in t["fields"]}
+        if t["type"] == "list":
+            return [value(t["element"], n + i, t["element-required"]) for i in range(2)]
+        return [(value(t["key"], n, True), value(t["value"], n, t["value-required"]))]
+    if t in ("int", "long"):
+        return n
+    if t == "boolean":
+        return n % 2 == 0
+    if t in ("float", "double"):
+        return n + 0.5
+    if t.startswith("decimal"):
+        scale = int(t.split(",")[1].rstrip(")"))
+        return Decimal(n % 1000).scaleb(-scale)
+    if t == "date":
+        return dt.date(2024, 3, 1) + dt.timedelta(days=n % 60)
+    if t == "time":
+        return dt.time(10, n % 60, 0, 250)
+    if t.startswith("timestamp"):
+        ts = dt.datetime(2024, 3, 1, 12) + dt.timedelta(hours=n % 100, microseconds=n)
+        return ts.replace(tzinfo=UTC) if "tz" in t else ts
+    if t == "string":
+        return f"n{n}-ü"
+    if t == "uuid":
+        return uuid.UUID(int=n).bytes
+    if t == "binary":
+        return bytes([n % 256, 0xFF])
+    return bytes([n % 256]) * int(t[len("fixed["):-1])
+
+
+def write_rows(meta: table_meta.TableMeta, first: int, count: int, path: Path) -> list[dict]:
+    """Writes `count` rows numbered from `first` to a Parquet file; returns them canonical."""
+    rows = [{f["name"]: value(f["type"], n, f["required"]) for f in meta.fields}
+            for n in range(first, first + count)]
+    schema = pa.schema([arrow_field(f) for f in meta.fields])
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    return [canon_row(r, meta.fields) for r in rows]
+
+
+def append(cli: Path, catalog: list[str], table: str, data: Path, mode: str) -> str:
+    """Our append; returns the new metadata.json."""
+    proc = subprocess.run([str(cli), *catalog, "--json", "append", table, str(data), f"--{mode}"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"iceberg append {table} --{mode}: {proc.stderr.strip()[-1500:]}")
+    return table_meta.strip_scheme(json.loads(proc.stdout)["metadata_location"])
+
+
+def snapshots(meta: table_meta.TableMeta, ours: dict[int, list[dict]]) -> list[dict]:
+    """The metadata's snapshots; for ours (snapshot id -> its added files, decoded with fastavro),
+    what an append onto the parent must say."""
+    doc = json.loads(Path(meta.path).read_text())
+    by_id = {s["snapshot-id"]: s for s in doc.get("snapshots", [])}
+    out = []
+    for s in doc.get("snapshots", []):
+        summary = {k: v for k, v in s["summary"].items() if k != "operation"}
+        snap = {"snapshot_id": s["snapshot-id"], "parent_id": s.get("parent-snapshot-id"),
+                "sequence_number": s.get("sequence-number", 0), "timestamp_ms": s["timestamp-ms"],
+                "operation": s["summary"]["operation"], "summary": summary}
+        if s["snapshot-id"] in ours:
+            snap.update(_our_snapshot(s, by_id, ours[s["snapshot-id"]], meta.format_version))
+        out.append(canon_snapshot(snap))
+    return sort_snapshots(out)
+
+
+def _our_snapshot(s: dict, by_id: dict, added: list[dict], version: int) -> dict:
+    parent = by_id[s["parent-snapshot-id"]] if s.get("parent-snapshot-id") in by_id else None
+    psum = parent["summary"] if parent else {}
+    summary = {k: v for k, v in s["summary"].items() if k != "operation"}
+    data = [f for f in added if f["content"] == 0]
+    summary["added-records"] = str(sum(f["record_count"] for f in data))
+    summary["added-data-files"] = str(len(data))
+    summary["added-files-size"] = str(sum(f["file_size_in_bytes"] for f in data))
+    for total, add in TOTALS.items():
+        summary[total] = str(int(psum.get(total, 0)) + (int(summary[add]) if add else 0))
+    return {"parent_id": parent["snapshot-id"] if parent else None, "operation": "append",
+            "sequence_number": parent.get("sequence-number", 0) + 1 if version >= 2 and parent else 0,
+            "summary": summary}
+
+
+def _added_files(meta: table_meta.TableMeta) -> list[dict]:
+    """Files of the current snapshot that it added (their path was not live in the parent)."""
+    doc = json.loads(Path(meta.path).read_text())
+    current = next(s for s in doc["snapshots"] if s["snapshot-id"] == doc["current-snapshot-id"])
+    before = {f["path"] for f in manifest_files.live_files(meta, current.get("parent-snapshot-id"))}
+    return [f for f in manifest_files.live_files(meta) if f["path"] not in before]
+
+
+def expected_state(meta: table_meta.TableMeta, rows: list[dict], filter_spec: dict,
+                   ours: dict[int, list[dict]]) -> dict:
+    return {
+        "scan": sort_rows(rows),
+        "filters": {k: sort_rows([r for r in rows if filters.evaluate(e, r, meta)]) for k, e in filter_spec.items()},
+        "snapshots": snapshots(meta, ours),
+        "files": sort_files(manifest_files.live_files(meta)),
+    }
+
+
+def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict]:
+    shutil.rmtree(out, ignore_errors=True)  # the engines' tables are made anew every time
+    py = sys.executable
+    engines = []
+    if java:
+        subprocess.run([py, str(HERE / "make_java_tables.py"), str(out / "java"), "--cache", str(cache)], check=True)
+        engines.append(("Java", out / "java", ["--warehouse", str(out / "java" / "warehouse"),
+                                                "--catalog", "object-store"]))
+    subprocess.run([py, str(HERE / "make_pyiceberg_tables.py"), str(out / "pyiceberg")], check=True)
+    engines.append(("PyIceberg", out / "pyiceberg", ["--warehouse", str(out / "pyiceberg" / "warehouse"),
+                                                     "--catalog", f"sqlite:///{out / 'pyiceberg' / 'catalog.db'}"]))
+    spec, expected = [], {}
+    for engine, folder, catalog in engines:
+        group = f"Tables written by {engine}, then appended to by us (fast, then merge)"
+        engine_rows = json.loads((folder / "engine.json").read_text())["tables"]
+        for t in json.loads((folder / "spec.json").read_text())["tables"]:
+            name, meta = t["name"], table_meta.load(t["metadata"])
+            rows = list(engine_rows[name]["scan"])
+            states, ours = [(name, meta.path)], {}
+            for i, mode in enumerate(("fast", "merge")):
+                data = folder / f"{name}-{mode}.parquet"
+                rows += write_rows(meta, 1000 * (i + 1), 3, data)
+                path = append(cli, catalog, f"db.{name}", data, mode)
+                after = table_meta.load(path)
+                doc = json.loads(Path(path).read_text())
+                ours[doc["current-snapshot-id"]] = _added_files(after)
+                states.append((f"{name}+{'fast' if i == 0 else 'fast+merge'}", path))
+                expected[states[-1][0]] = expected_state(after, rows, t["filters"], ours)
+            expected[name] = expected_state(meta, list(engine_rows[name]["scan"]), t["filters"], {})
+            spec += [{"name": n, "metadata": p, "group": group, "filters": t["filters"]} for n, p in states]
+    return {"tables": spec}, {"reader": "expected", "tables": expected}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--iceberg", type=Path, required=True, help="our CLI binary")
+    ap.add_argument("--cache", type=Path, default=HERE.parent / "target" / "interop-cache")
+    ap.add_argument("--no-java", action="store_true", help="skip the Java tables (Spark start-up, ~40 s)")
+    ap.add_argument("--spec", type=Path, required=True)
+    ap.add_argument("--expected", type=Path, required=True)
+    args = ap.parse_args()
+    spec, expected = run(args.out.resolve(), args.iceberg.resolve(), args.cache.resolve(), not args.no_java)
+    args.spec.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")
+    args.expected.write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n")
+    print(f"{len(spec['tables'])} table states", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
