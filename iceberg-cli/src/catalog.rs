@@ -105,8 +105,9 @@ impl OpenCatalog {
         }
     }
 
-    /// Creates `namespace` unless it exists; true when this call created it. Catalogs
-    /// without namespaces (object store) have nothing to create.
+    /// Creates `namespace` unless it exists; true when this call created it. The
+    /// object-store catalog needs none: a table's folder makes its namespace, as in Java's
+    /// `HadoopCatalog`.
     ///
     /// # Errors
     /// When the catalog cannot be asked or refuses the namespace.

@@ -282,6 +282,35 @@ impl FileIo {
         Ok(paths)
     }
 
+    /// The immediate children of the directory `prefix`: its sub-directories (keys with
+    /// more segments below them) and its objects, as full paths without a trailing `/`,
+    /// each sorted. A missing directory lists as empty.
+    ///
+    /// # Errors
+    /// Store errors as [`Error::Store`].
+    pub async fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        let (loc, store) = self.resolve(prefix)?;
+        let key = (!loc.key.is_root()).then_some(&loc.key);
+        let listed = match store.list_with_delimiter(key).await {
+            Ok(listed) => listed,
+            Err(object_store::Error::NotFound { .. }) => return Ok(DirListing::default()),
+            Err(e) => return Err(Error::from_store(prefix, e)),
+        };
+        let mut dirs: Vec<String> = listed
+            .common_prefixes
+            .iter()
+            .map(|p| loc.render(p))
+            .collect();
+        let mut files: Vec<String> = listed
+            .objects
+            .iter()
+            .map(|m| loc.render(&m.location))
+            .collect();
+        dirs.sort_unstable();
+        files.sort_unstable();
+        Ok(DirListing { dirs, files })
+    }
+
     /// The parsed location and the (possibly new) store serving `path`.
     fn resolve(&self, path: &str) -> Result<(Location, Arc<dyn ObjectStore>)> {
         let loc = Location::parse(path)?;
@@ -301,6 +330,15 @@ impl FileIo {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// What [`FileIo::list_dir`] found in one directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirListing {
+    /// Sub-directories, as full paths.
+    pub dirs: Vec<String>,
+    /// Objects directly in the directory, as full paths.
+    pub files: Vec<String>,
 }
 
 #[cfg(test)]

@@ -68,6 +68,17 @@ pub(crate) async fn round_trip(io: &FileIo, base: &str) {
             .unwrap()
             .is_empty()
     );
+    // One level: sub-directories and objects apart, in the caller's URI form.
+    let listing = io.list_dir(&dir).await.unwrap();
+    assert_eq!(listing.dirs, vec![format!("{dir}/sub")]);
+    assert_eq!(listing.files, vec![a.clone()]);
+    let top = io.list_dir(base).await.unwrap();
+    assert_eq!(top.dirs, vec![dir.clone(), format!("{base}/dir2")]);
+    assert!(top.files.is_empty());
+    assert_eq!(
+        io.list_dir(&format!("{base}/nothing-here")).await.unwrap(),
+        iceberg_io::DirListing::default()
+    );
 
     io.delete(&a).await.unwrap();
     assert!(!io.exists(&a).await.unwrap());

@@ -9,9 +9,14 @@
 //! any store whose second conditional create of one probe object succeeds (an S3 clone that
 //! ignores `If-None-Match`).
 //!
-//! Tables map to `<warehouse>/<ns1>/<ns2>/<table>` as in Java's `HadoopCatalog`.
+//! Tables map to `<warehouse>/<ns1>/<ns2>/<table>` as in Java's `HadoopCatalog`; namespaces
+//! are the folders above them ([`namespaces`]).
 
-use std::collections::BTreeSet;
+pub mod namespaces;
+
+pub use namespaces::NAMESPACE_MARKER;
+
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -115,12 +120,7 @@ impl ObjectStoreCatalog {
 
     /// `<warehouse>/<ns1>/.../<table>`.
     pub fn table_location(&self, ident: &TableIdent) -> String {
-        format!(
-            "{}/{}/{}",
-            self.warehouse,
-            ident.namespace.join("/"),
-            ident.name
-        )
+        format!("{}/{}", self.namespace_dir(&ident.namespace), ident.name)
     }
 
     /// Loads the table at `location`: the version of the hint, or of the highest listed
@@ -291,26 +291,61 @@ impl Catalog for ObjectStoreCatalog {
         Some(&self.cache)
     }
 
+    /// The tables directly in `namespace` (folders holding `metadata/v<N>.metadata.json`).
     async fn list_tables(
         &self,
         namespace: &NamespaceIdent,
     ) -> iceberg_append::Result<Vec<TableIdent>> {
-        let base = format!("{}/{}/", self.warehouse, namespace.levels().join("/"));
-        let names: BTreeSet<String> = self
-            .io
-            .list(base.trim_end_matches('/'))
+        if !self.namespace_known(namespace).await? {
+            return Err(iceberg_append::catalog::no_such_namespace(namespace));
+        }
+        Ok(self
+            .table_names(namespace)
             .await?
-            .iter()
-            .filter_map(|p| {
-                let (name, rest) = p.strip_prefix(&base)?.split_once('/')?;
-                let file = rest.strip_prefix("metadata/")?;
-                parse_version(file).map(|_| name.to_string())
-            })
-            .collect();
-        Ok(names
             .into_iter()
             .map(|n| TableIdent::new(namespace.clone(), n))
             .collect())
+    }
+
+    /// Writes the namespace's marker with `properties`.
+    async fn create_namespace(
+        &self,
+        namespace: &NamespaceIdent,
+        properties: BTreeMap<String, String>,
+    ) -> iceberg_append::Result<()> {
+        self.create_namespace_marker(namespace, properties).await
+    }
+
+    async fn list_namespaces(
+        &self,
+        parent: Option<&NamespaceIdent>,
+    ) -> iceberg_append::Result<Vec<NamespaceIdent>> {
+        self.child_namespaces(parent).await
+    }
+
+    async fn namespace_exists(&self, namespace: &NamespaceIdent) -> iceberg_append::Result<bool> {
+        self.namespace_known(namespace).await
+    }
+
+    async fn namespace_properties(
+        &self,
+        namespace: &NamespaceIdent,
+    ) -> iceberg_append::Result<BTreeMap<String, String>> {
+        self.marker_properties(namespace).await
+    }
+
+    async fn update_namespace_properties(
+        &self,
+        namespace: &NamespaceIdent,
+        removals: &[String],
+        updates: BTreeMap<String, String>,
+    ) -> iceberg_append::Result<()> {
+        self.update_marker(namespace, removals, updates).await
+    }
+
+    /// Deletes the marker of a namespace with no table in it.
+    async fn drop_namespace(&self, namespace: &NamespaceIdent) -> iceberg_append::Result<()> {
+        self.drop_namespace_marker(namespace).await
     }
 
     /// Deletes the table's `metadata/` folder (with `purge`, first every file it reaches).
@@ -327,20 +362,4 @@ impl Catalog for ObjectStoreCatalog {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hadoop_names() {
-        assert_eq!(version_file_name(7), "v7.metadata.json");
-        assert_eq!(
-            parse_version("s3://b/t/metadata/v12.metadata.json"),
-            Some(12)
-        );
-        assert_eq!(
-            parse_version("s3://b/t/metadata/00012-x.metadata.json"),
-            None
-        );
-        assert_eq!(parse_version("s3://b/t/metadata/version-hint.text"), None);
-    }
-}
+mod tests;

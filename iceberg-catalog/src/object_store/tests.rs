@@ -1,0 +1,212 @@
+//! The object-store catalog on local disk: Hadoop names, namespaces as folders, tables, and
+//! the version probe past a stale hint.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use iceberg_append::catalog::NamespaceIdent;
+use iceberg_append::{Catalog, DeterministicEnvironment, TableCreation, TableIdent, commit_append};
+use iceberg_spec::{DataFile, NestedField, PrimitiveType, Schema};
+
+use super::*;
+
+fn schema() -> Schema {
+    Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap()
+}
+
+fn ns(s: &str) -> NamespaceIdent {
+    NamespaceIdent::parse(s).unwrap()
+}
+
+fn table(s: &str) -> TableIdent {
+    TableIdent::parse(s).unwrap()
+}
+
+async fn open(dir: &Path) -> ObjectStoreCatalog {
+    let warehouse = format!("file://{}", dir.display());
+    let io = FileIo::from_location(&warehouse, &Default::default()).unwrap();
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 1, 9));
+    ObjectStoreCatalog::open_with_env(io, &warehouse, env)
+        .await
+        .unwrap()
+}
+
+fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn hadoop_names() {
+    assert_eq!(version_file_name(7), "v7.metadata.json");
+    assert_eq!(
+        parse_version("s3://b/t/metadata/v12.metadata.json"),
+        Some(12)
+    );
+    assert_eq!(
+        parse_version("s3://b/t/metadata/00012-x.metadata.json"),
+        None
+    );
+    assert_eq!(parse_version("s3://b/t/metadata/version-hint.text"), None);
+}
+
+#[tokio::test]
+async fn namespaces_are_folders_with_a_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path()).await;
+    assert!(!c.namespace_exists(&ns("a")).await.unwrap());
+    c.create_namespace(&ns("a"), BTreeMap::new()).await.unwrap();
+    let again = c.create_namespace(&ns("a"), BTreeMap::new()).await;
+    assert!(again.unwrap_err().is_already_exists());
+    c.create_namespace(&ns("a.b"), props(&[("owner", "ops")]))
+        .await
+        .unwrap();
+    assert!(dir.path().join("a/b").join(NAMESPACE_MARKER).is_file());
+    assert_eq!(c.list_namespaces(None).await.unwrap(), [ns("a")]);
+    assert_eq!(
+        c.list_namespaces(Some(&ns("a"))).await.unwrap(),
+        [ns("a.b")]
+    );
+    assert!(
+        c.list_namespaces(Some(&ns("a.b")))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let missing = c.list_namespaces(Some(&ns("zz"))).await;
+    assert!(missing.unwrap_err().is_not_found());
+
+    assert_eq!(
+        c.namespace_properties(&ns("a.b")).await.unwrap(),
+        props(&[("owner", "ops")])
+    );
+    c.update_namespace_properties(&ns("a.b"), &["owner".into()], props(&[("tier", "gold")]))
+        .await
+        .unwrap();
+    assert_eq!(
+        c.namespace_properties(&ns("a.b")).await.unwrap(),
+        props(&[("tier", "gold")])
+    );
+    assert!(
+        c.namespace_properties(&ns("nope"))
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+
+    // A namespace holding a table is not dropped; emptied, it is.
+    let t = table("a.b.t");
+    c.create_table(&t, TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    let err = c.drop_namespace(&ns("a.b")).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            iceberg_append::Error::NamespaceNotEmpty { tables: 1, .. }
+        ),
+        "{err}"
+    );
+    c.drop_table(&t, false).await.unwrap();
+    c.drop_namespace(&ns("a.b")).await.unwrap();
+    assert!(!c.namespace_exists(&ns("a.b")).await.unwrap());
+    assert!(
+        c.drop_namespace(&ns("a.b"))
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+}
+
+#[tokio::test]
+async fn tables_make_their_namespace_and_are_not_namespaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path()).await;
+    // Java's HadoopCatalog creates tables without a namespace first; so may we.
+    let t = table("db.events");
+    let created = c
+        .create_table(&t, TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    assert!(
+        created
+            .metadata_location
+            .unwrap()
+            .ends_with("/db/events/metadata/v1.metadata.json")
+    );
+    assert!(
+        dir.path()
+            .join("db/events/metadata/version-hint.text")
+            .is_file()
+    );
+    assert!(c.namespace_exists(&ns("db")).await.unwrap());
+    assert_eq!(
+        c.namespace_properties(&ns("db")).await.unwrap(),
+        BTreeMap::new()
+    );
+    assert!(!c.namespace_exists(&ns("db.events")).await.unwrap());
+    assert_eq!(c.list_namespaces(None).await.unwrap(), [ns("db")]);
+    assert!(c.list_namespaces(Some(&ns("db"))).await.unwrap().is_empty());
+    let err = c
+        .create_namespace(&ns("db.events"), BTreeMap::new())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("is a table"), "{err}");
+
+    // A sibling namespace and a leftover data folder are not tables.
+    c.create_namespace(&ns("db.raw"), BTreeMap::new())
+        .await
+        .unwrap();
+    std::fs::create_dir_all(dir.path().join("db/old/data")).unwrap();
+    std::fs::write(dir.path().join("db/old/data/x.parquet"), b"x").unwrap();
+    assert_eq!(c.list_tables(&ns("db")).await.unwrap(), [t]);
+    assert_eq!(
+        c.list_namespaces(Some(&ns("db"))).await.unwrap(),
+        [ns("db.raw")]
+    );
+    assert!(c.list_tables(&ns("zz")).await.unwrap_err().is_not_found());
+}
+
+#[tokio::test]
+async fn load_probes_past_a_stale_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path()).await;
+    let t = table("db.t");
+    let created = c
+        .create_table(&t, TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    let env = DeterministicEnvironment::new(1_700_000_000_000, 1, 10);
+    let file = DataFile {
+        file_path: format!("{}/data/a.parquet", created.metadata.location),
+        record_count: 3,
+        file_size_in_bytes: 10,
+        ..Default::default()
+    };
+    let done = commit_append(&c, &t, vec![file], BTreeMap::new(), &env)
+        .await
+        .unwrap();
+    assert!(done.metadata_location.ends_with("/v2.metadata.json"));
+    // A writer that died between its create and its hint: the hint still says 1.
+    let hint = dir.path().join("db/t/metadata").join(VERSION_HINT_FILE);
+    std::fs::write(&hint, "1").unwrap();
+    let loaded = c.load_table(&t).await.unwrap();
+    assert_eq!(loaded.metadata.current_snapshot_id, Some(done.snapshot_id));
+    // No hint at all: the highest version listed.
+    std::fs::remove_file(&hint).unwrap();
+    let loaded = c.load_table(&t).await.unwrap();
+    assert_eq!(loaded.metadata_location, Some(done.metadata_location));
+}
+
+#[tokio::test]
+async fn stores_without_conditional_create_are_refused() {
+    let io = FileIo::memory();
+    let err = ObjectStoreCatalog::open(io, "hdfs://nn/wh")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::UnsupportedStore { .. }), "{err}");
+}
