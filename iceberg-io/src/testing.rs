@@ -67,6 +67,16 @@ pub enum OpKind {
     Rename,
 }
 
+/// Where [`FaultInjectingStore::crash_at`] ends the process, relative to its operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashPoint {
+    /// Before the operation reaches the store.
+    Before,
+    /// After the store completed it, before the caller hears (single-request operations:
+    /// puts, multipart completion, gets, heads, copies, renames, listings by delimiter).
+    After,
+}
+
 /// One recorded operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Op {
@@ -92,6 +102,8 @@ struct Shared {
     faults: Mutex<Faults>,
     puts: AtomicU64,
     parts: AtomicU64,
+    /// Operations seen so far (every kind), numbering them from 1.
+    seen: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -100,6 +112,7 @@ struct Faults {
     nth_part: Option<u64>,
     put_patterns: Vec<String>,
     latency: Duration,
+    crash: Option<(u64, CrashPoint)>,
 }
 
 impl fmt::Display for FaultInjectingStore {
@@ -134,6 +147,14 @@ impl FaultInjectingStore {
         self.faults().put_patterns.push(pattern.to_owned());
     }
 
+    /// Ends the process (`abort`, as a kill would: no destructor, no cleanup) at the `n`th
+    /// operation of any kind from now on (1-based), before or after it; for tests that
+    /// run a writer in a child process and check what it leaves behind.
+    pub fn crash_at(&self, n: u64, point: CrashPoint) {
+        let seen = self.shared.seen.load(Ordering::SeqCst);
+        self.faults().crash = Some((seen + n, point));
+    }
+
     /// Delays every operation by `latency`.
     pub fn set_latency(&self, latency: Duration) {
         self.faults().latency = latency;
@@ -166,8 +187,9 @@ impl FaultInjectingStore {
         lock(&self.shared.faults)
     }
 
-    fn record(&self, kind: OpKind, path: &Path) {
-        self.shared.record(kind, path);
+    /// Records an operation and returns its number (crashing first when armed to).
+    fn record(&self, kind: OpKind, path: &Path) -> u64 {
+        self.shared.record(kind, path)
     }
 
     async fn delay(&self) {
@@ -193,11 +215,27 @@ impl FaultInjectingStore {
 }
 
 impl Shared {
-    fn record(&self, kind: OpKind, path: &Path) {
+    fn record(&self, kind: OpKind, path: &Path) -> u64 {
         lock(&self.ops).push(Op {
             kind,
             path: path.to_string(),
         });
+        let n = self.seen.fetch_add(1, Ordering::SeqCst) + 1;
+        self.crash_if(n, CrashPoint::Before);
+        n
+    }
+
+    /// Aborts the process when operation `n` is armed to crash at `point`.
+    fn crash_if(&self, n: u64, point: CrashPoint) {
+        if lock(&self.faults).crash == Some((n, point)) {
+            std::process::abort();
+        }
+    }
+
+    /// Passes `result` through, first crashing when operation `n` is armed to crash after.
+    fn after<T>(&self, n: u64, result: T) -> T {
+        self.crash_if(n, CrashPoint::After);
+        result
     }
 
     fn latency(&self) -> Duration {
@@ -231,10 +269,11 @@ impl ObjectStore for FaultInjectingStore {
         payload: PutPayload,
         opts: PutOptions,
     ) -> object_store::Result<PutResult> {
-        self.record(OpKind::Put, location);
+        let n = self.record(OpKind::Put, location);
         self.delay().await;
         self.check_put(location)?;
-        self.inner.put_opts(location, payload, opts).await
+        let result = self.inner.put_opts(location, payload, opts).await;
+        self.shared.after(n, result)
     }
 
     async fn put_multipart_opts(
@@ -263,9 +302,10 @@ impl ObjectStore for FaultInjectingStore {
         } else {
             OpKind::Get
         };
-        self.record(kind, location);
+        let n = self.record(kind, location);
         self.delay().await;
-        self.inner.get_opts(location, options).await
+        let result = self.inner.get_opts(location, options).await;
+        self.shared.after(n, result)
     }
 
     async fn get_ranges(
@@ -273,9 +313,10 @@ impl ObjectStore for FaultInjectingStore {
         location: &Path,
         ranges: &[Range<u64>],
     ) -> object_store::Result<Vec<Bytes>> {
-        self.record(OpKind::GetRanges, location);
+        let n = self.record(OpKind::GetRanges, location);
         self.delay().await;
-        self.inner.get_ranges(location, ranges).await
+        let result = self.inner.get_ranges(location, ranges).await;
+        self.shared.after(n, result)
     }
 
     fn delete_stream(
@@ -313,12 +354,13 @@ impl ObjectStore for FaultInjectingStore {
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-        self.record(
+        let n = self.record(
             OpKind::ListWithDelimiter,
             prefix.unwrap_or(&Path::default()),
         );
         self.delay().await;
-        self.inner.list_with_delimiter(prefix).await
+        let result = self.inner.list_with_delimiter(prefix).await;
+        self.shared.after(n, result)
     }
 
     async fn copy_opts(
@@ -327,9 +369,10 @@ impl ObjectStore for FaultInjectingStore {
         to: &Path,
         options: CopyOptions,
     ) -> object_store::Result<()> {
-        self.record(OpKind::Copy, from);
+        let n = self.record(OpKind::Copy, from);
         self.delay().await;
-        self.inner.copy_opts(from, to, options).await
+        let result = self.inner.copy_opts(from, to, options).await;
+        self.shared.after(n, result)
     }
 
     async fn rename_opts(
@@ -338,9 +381,10 @@ impl ObjectStore for FaultInjectingStore {
         to: &Path,
         options: RenameOptions,
     ) -> object_store::Result<()> {
-        self.record(OpKind::Rename, from);
+        let n = self.record(OpKind::Rename, from);
         self.delay().await;
-        self.inner.rename_opts(from, to, options).await
+        let result = self.inner.rename_opts(from, to, options).await;
+        self.shared.after(n, result)
     }
 }
 
@@ -382,9 +426,10 @@ impl MultipartUpload for RecordingUpload {
     }
 
     async fn complete(&mut self) -> object_store::Result<PutResult> {
-        self.shared.record(OpKind::CompleteMultipart, &self.path);
+        let n = self.shared.record(OpKind::CompleteMultipart, &self.path);
         self.shared.delay().await;
-        self.inner.complete().await
+        let result = self.inner.complete().await;
+        self.shared.after(n, result)
     }
 
     async fn abort(&mut self) -> object_store::Result<()> {

@@ -6,6 +6,7 @@ mod avro_readers;
 mod catalog_common;
 mod catalog_concurrency;
 mod catalog_faults;
+mod catalog_kills;
 mod catalog_merge;
 mod catalog_pyiceberg;
 mod external;

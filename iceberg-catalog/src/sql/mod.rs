@@ -164,12 +164,6 @@ impl SqlCatalog {
         config: SqlCatalogConfig,
         env: Arc<dyn Environment>,
     ) -> Result<Self> {
-        let shown = redact(&config.uri);
-        let pool = open_pool(&config.uri, &shown).await?;
-        let typed = schema::init(&pool).await.map_err(|source| Error::Schema {
-            uri: shown.clone(),
-            source,
-        })?;
         let io =
             FileIo::from_location(&config.warehouse, &config.io_properties).map_err(|source| {
                 Error::Io {
@@ -177,6 +171,25 @@ impl SqlCatalog {
                     source,
                 }
             })?;
+        Self::connect_with_io(config, io, env).await
+    }
+
+    /// As [`SqlCatalog::connect_with_env`], with the tables' files served by `io` (a store
+    /// of your own; `config.io_properties` are then unused).
+    ///
+    /// # Errors
+    /// As [`SqlCatalog::connect_with_env`].
+    pub async fn connect_with_io(
+        config: SqlCatalogConfig,
+        io: FileIo,
+        env: Arc<dyn Environment>,
+    ) -> Result<Self> {
+        let shown = redact(&config.uri);
+        let pool = open_pool(&config.uri, &shown).await?;
+        let typed = schema::init(&pool).await.map_err(|source| Error::Schema {
+            uri: shown.clone(),
+            source,
+        })?;
         Ok(Self {
             name: config.name,
             uri: shown,
