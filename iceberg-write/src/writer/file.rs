@@ -2,6 +2,7 @@
 //! `AsyncArrowWriter` into an `iceberg_io::FileWriter`, a [`DataFile`] out on close.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -41,11 +42,11 @@ pub(crate) fn writer_properties(options: &WriteOptions, schema: &Schema) -> Writ
         .build()
 }
 
-/// What a closed file needs to become a [`DataFile`].
-#[derive(Debug)]
-pub(crate) struct FileContext<'a> {
-    pub(crate) schema: &'a Schema,
-    pub(crate) modes: &'a HashMap<i32, MetricsMode>,
+/// What a closed file needs to become a [`DataFile`]; owned, so a close can run as a task.
+#[derive(Debug, Clone)]
+pub(crate) struct FileContext {
+    pub(crate) schema: Arc<Schema>,
+    pub(crate) modes: Arc<HashMap<i32, MetricsMode>>,
     pub(crate) spec_id: i32,
     pub(crate) sort_order_id: Option<i32>,
 }
@@ -111,7 +112,7 @@ impl ParquetFile {
     }
 
     /// Finishes the file and describes it.
-    pub(crate) async fn close(mut self, ctx: &FileContext<'_>) -> Result<DataFile> {
+    pub(crate) async fn close(mut self, ctx: &FileContext) -> Result<DataFile> {
         let meta = match self.writer.finish().await {
             Ok(m) => m,
             Err(e) => {
@@ -120,7 +121,7 @@ impl ParquetFile {
             }
         };
         let size = self.writer.into_inner().close().await?;
-        let metrics = file_metrics(&meta, ctx.schema, ctx.modes, &self.arrays);
+        let metrics = file_metrics(&meta, &ctx.schema, &ctx.modes, &self.arrays);
         let (lower_bounds, upper_bounds) = metrics.encoded_bounds();
         Ok(DataFile {
             content: DataContentType::Data,

@@ -12,8 +12,14 @@
 //! batches (or fewer, larger batches) makes none extra. [`crate::write_data_files`] avoids it
 //! by sorting its whole slice first. The alternative, keeping one file and not recording the
 //! order, was rejected: readers and compaction rely on the id.
+//!
+//! The files of one batch are encoded concurrently, each in a task of its own on the
+//! caller's tokio runtime (so a multi-threaded runtime uses every core while several
+//! partitions are open), and a file is finished and uploaded in a task while the next batch
+//! is encoded. Each file is still written by one task at a time, in order, so its bytes do
+//! not depend on the scheduling; files are named, and returned, in a fixed order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
@@ -21,8 +27,9 @@ use arrow_row::OwnedRow;
 use arrow_schema::SchemaRef;
 use arrow_select::interleave::interleave_record_batch;
 use iceberg_io::FileIo;
-use iceberg_spec::{DataFile, Datum, MetricsMode, PartitionSpec, Schema};
+use iceberg_spec::{DataFile, Datum, PartitionSpec, Schema};
 use parquet::file::properties::WriterProperties;
+use tokio::task::JoinHandle;
 
 use super::file::{FileContext, ParquetFile, writer_properties};
 use crate::align::align_batch;
@@ -40,6 +47,21 @@ const ROLL_CHECK_ROWS: usize = 4096;
 /// Rows copied at a time when a slice of batches is written in sort order.
 const SLICE_CHUNK_ROWS: usize = 16 * ROLL_CHECK_ROWS;
 
+/// Files finishing in the background at once; past it the writer waits for the oldest (a
+/// finishing file still holds its buffered row group).
+const MAX_CLOSING: usize = 4;
+
+/// A partition's rows of one batch, on their way into its open file.
+struct Job {
+    key: Vec<u8>,
+    values: Vec<Option<Datum>>,
+    rows: RecordBatch,
+    /// Rows written so far.
+    offset: usize,
+    /// Sort key of the last row, when the writer sorts.
+    last_key: Option<OwnedRow>,
+}
+
 #[derive(Debug)]
 struct OpenFile {
     file: ParquetFile,
@@ -47,6 +69,27 @@ struct OpenFile {
     last_used: u64,
     /// Sort key of the last row written, when the writer sorts.
     last_key: Option<OwnedRow>,
+}
+
+/// Writes `rows` from `offset` into `open` a roll-check chunk at a time until they run out
+/// or the file reaches `target` bytes; returns the file, how far it got, and any error.
+async fn fill(
+    mut open: OpenFile,
+    rows: RecordBatch,
+    mut offset: usize,
+    target: u64,
+) -> (OpenFile, usize, Result<()>) {
+    while offset < rows.num_rows() {
+        let len = ROLL_CHECK_ROWS.min(rows.num_rows() - offset);
+        if let Err(e) = open.file.write(&rows.slice(offset, len)).await {
+            return (open, offset, Err(e));
+        }
+        offset += len;
+        if open.file.estimated_size() >= target {
+            break;
+        }
+    }
+    (open, offset, Ok(()))
 }
 
 /// Writes a stream of batches as partitioned, size-bounded Parquet data files.
@@ -61,15 +104,16 @@ pub struct DataFileWriter {
     io: FileIo,
     schema: Schema,
     spec: PartitionSpec,
-    sort_order_id: Option<i32>,
     options: WriteOptions,
     arrow: SchemaRef,
     props: WriterProperties,
-    modes: HashMap<i32, MetricsMode>,
     partitioner: Partitioner,
     sorter: Option<Sorter>,
     namer: FileNamer,
     open: HashMap<Vec<u8>, OpenFile>,
+    /// Files being finished in the background, in the order they were closed.
+    closing: VecDeque<JoinHandle<Result<DataFile>>>,
+    context: FileContext,
     clock: u64,
     closed: Vec<DataFile>,
     failed: Option<String>,
@@ -118,11 +162,9 @@ impl DataFileWriter {
             io: io.clone(),
             schema: schema.clone(),
             spec: spec.clone(),
-            sort_order_id,
             options: options.clone(),
             arrow,
             props: writer_properties(options, schema),
-            modes: options.metrics.resolve(schema),
             partitioner: Partitioner::new(spec, schema)?,
             sorter,
             namer: FileNamer::new(
@@ -134,6 +176,13 @@ impl DataFileWriter {
                 options.file_counter.clone(),
             ),
             open: HashMap::new(),
+            closing: VecDeque::new(),
+            context: FileContext {
+                schema: Arc::new(schema.clone()),
+                modes: Arc::new(options.metrics.resolve(schema)),
+                spec_id: spec.spec_id(),
+                sort_order_id,
+            },
             clock: 0,
             closed: Vec::new(),
             failed: None,
@@ -222,40 +271,99 @@ impl DataFileWriter {
     }
 
     async fn write_groups(&mut self, batch: &RecordBatch) -> Result<()> {
+        let mut jobs = VecDeque::new();
         for group in self.partitioner.split(batch)? {
-            let sorted = match &self.sorter {
-                Some(sorter) => Some(sorter.sort(&group.batch)?),
-                None => None,
+            if group.batch.num_rows() == 0 {
+                continue;
+            }
+            let (rows, last_key) = match &self.sorter {
+                Some(sorter) => {
+                    let sorted = sorter.sort(&group.batch)?;
+                    if self.breaks_order(&group.key, &sorted, 0) {
+                        // The open file would stop being sorted: start a new one.
+                        self.close_key(&group.key).await?;
+                    }
+                    let last = sorted.owned_key(sorted.batch.num_rows() - 1);
+                    (sorted.batch, Some(last))
+                }
+                None => (group.batch, None),
             };
-            let rows = sorted.as_ref().map_or(&group.batch, |s| &s.batch);
-            let mut offset = 0;
-            while offset < rows.num_rows() {
-                let start = offset;
-                let len = ROLL_CHECK_ROWS.min(rows.num_rows() - start);
-                offset += len;
-                let chunk = rows.slice(start, len);
-                if let Some(sorted) = &sorted
-                    && self.breaks_order(&group.key, sorted, start)
-                {
-                    // The open file would stop being sorted: start a new one.
-                    self.close_key(&group.key).await?;
-                }
-                self.ensure_open(&group.key, &group.values).await?;
-                self.clock += 1;
-                let clock = self.clock;
+            jobs.push_back(Job {
+                key: group.key,
+                values: group.values,
+                rows,
+                offset: 0,
+                last_key,
+            });
+        }
+        // Rounds: every partition still holding rows gets its open file filled in a task of
+        // its own, until its rows are written or the file is full (then it rolls); at most
+        // `max_open_files` files are open, in use or not.
+        let cap = self.options.max_open_files.max(1);
+        while !jobs.is_empty() {
+            let mut running = Vec::new();
+            while running.len() < cap
+                && let Some(job) = jobs.pop_front()
+            {
+                let file = self.take_open(&job.key, &job.values, running.len()).await?;
                 let target = self.options.target_file_size_bytes;
-                let Some(open) = self.open.get_mut(&group.key) else {
-                    continue;
+                let (rows, offset) = (job.rows.clone(), job.offset);
+                running.push((job, tokio::spawn(fill(file, rows, offset, target))));
+            }
+            let mut first_error = None;
+            for (mut job, task) in running {
+                let (open, written, result) = match task.await {
+                    Ok(done) => done,
+                    Err(e) => {
+                        first_error.get_or_insert(Error::WriterFailed {
+                            reason: format!("a file's write task failed: {e}"),
+                        });
+                        continue;
+                    }
                 };
-                open.last_used = clock;
-                open.file.write(&chunk).await?;
-                open.last_key = sorted.as_ref().map(|s| s.owned_key(start + len - 1));
-                if open.file.estimated_size() >= target {
-                    self.close_key(&group.key).await?;
+                job.offset = written;
+                let full = open.file.estimated_size() >= self.options.target_file_size_bytes;
+                self.open.insert(job.key.clone(), open);
+                if let Err(e) = result {
+                    first_error.get_or_insert(e);
+                    continue;
                 }
+                if job.offset == job.rows.num_rows() {
+                    if let Some(f) = self.open.get_mut(&job.key) {
+                        f.last_key = job.last_key.take();
+                    }
+                    if full {
+                        self.close_key(&job.key).await?;
+                    }
+                } else {
+                    // Full before its rows ran out: roll to a new file for the rest.
+                    self.close_key(&job.key).await?;
+                    jobs.push_back(job);
+                }
+            }
+            if let Some(e) = first_error {
+                return Err(e);
             }
         }
         Ok(())
+    }
+
+    /// The open file of partition `key`, taken out of the map for a task (opened when
+    /// needed, closing the least recently used when `in_use` taken files and the open ones
+    /// reach the cap).
+    async fn take_open(
+        &mut self,
+        key: &[u8],
+        values: &[Option<Datum>],
+        in_use: usize,
+    ) -> Result<OpenFile> {
+        self.ensure_open(key, values, in_use).await?;
+        self.clock += 1;
+        let mut open = self.open.remove(key).ok_or_else(|| Error::WriterFailed {
+            reason: "a partition's file was not opened".into(),
+        })?;
+        open.last_used = self.clock;
+        Ok(open)
     }
 
     /// True when sorted row `i` sorts before the last row of the open file of `key`.
@@ -266,12 +374,18 @@ impl DataFileWriter {
             .is_some_and(|last| last.row() > sorted.key(i))
     }
 
-    /// Opens a file for the partition `key` unless one is open, making room under the cap.
-    async fn ensure_open(&mut self, key: &[u8], values: &[Option<Datum>]) -> Result<()> {
+    /// Opens a file for the partition `key` unless one is open, making room under the cap
+    /// (counting `in_use` files taken out by running tasks).
+    async fn ensure_open(
+        &mut self,
+        key: &[u8],
+        values: &[Option<Datum>],
+        in_use: usize,
+    ) -> Result<()> {
         if self.open.contains_key(key) {
             return Ok(());
         }
-        while self.open.len() >= self.options.max_open_files.max(1) {
+        while self.open.len() + in_use >= self.options.max_open_files.max(1) {
             let lru = self
                 .open
                 .iter()
@@ -305,17 +419,29 @@ impl DataFileWriter {
         Ok(())
     }
 
+    /// Finishes the file of `key` in a background task (waiting for the oldest such task
+    /// when too many are running).
     async fn close_key(&mut self, key: &[u8]) -> Result<()> {
         if let Some(open) = self.open.remove(key) {
-            let ctx = FileContext {
-                schema: &self.schema,
-                modes: &self.modes,
-                spec_id: self.spec.spec_id(),
-                sort_order_id: self.sort_order_id,
-            };
-            let data_file = open.file.close(&ctx).await?;
-            self.closed.push(data_file);
+            let ctx = self.context.clone();
+            self.closing
+                .push_back(tokio::spawn(async move { open.file.close(&ctx).await }));
+            while self.closing.len() > MAX_CLOSING {
+                self.settle_oldest().await?;
+            }
         }
+        Ok(())
+    }
+
+    /// Waits for the oldest background close and records its file.
+    async fn settle_oldest(&mut self) -> Result<()> {
+        let Some(task) = self.closing.pop_front() else {
+            return Ok(());
+        };
+        let file = task.await.map_err(|e| Error::WriterFailed {
+            reason: format!("a file's close task failed: {e}"),
+        })??;
+        self.closed.push(file);
         Ok(())
     }
 
@@ -341,6 +467,12 @@ impl DataFileWriter {
                 return Err(e);
             }
         }
+        while !self.closing.is_empty() {
+            if let Err(e) = self.settle_oldest().await {
+                let _ = self.abort().await;
+                return Err(e);
+            }
+        }
         Ok(std::mem::take(&mut self.closed))
     }
 
@@ -350,6 +482,12 @@ impl DataFileWriter {
     /// The first IO error met; the other files are still attempted.
     pub async fn abort(mut self) -> Result<()> {
         let mut first_error = None;
+        // Files finishing in the background land first, then go with the closed ones.
+        while let Some(task) = self.closing.pop_front() {
+            if let Ok(Ok(file)) = task.await {
+                self.closed.push(file);
+            }
+        }
         for (_, open) in self.open.drain() {
             let path = open.file.path().to_string();
             if let Err(e) = open.file.abort().await {
