@@ -43,6 +43,11 @@ pub const DEFAULT_WRITE_TARGET_FILE_SIZE_BYTES: u64 = 512 * 1024 * 1024;
 pub const WRITE_MAX_OPEN_FILES: &str = "write.max-open-files";
 /// Default open-file cap.
 pub const DEFAULT_WRITE_MAX_OPEN_FILES: usize = 64;
+/// Ours: input bytes a streaming writer buffers before it sorts them into runs, when the
+/// table has a sort order.
+pub const WRITE_SORT_BUFFER_BYTES: &str = "write.sort.buffer-size-bytes";
+/// Default sort buffer: 256 MiB.
+pub const DEFAULT_WRITE_SORT_BUFFER_BYTES: u64 = 256 * 1024 * 1024;
 /// Where data files go (default `<location>/data`).
 pub const WRITE_DATA_PATH: &str = "write.data.path";
 /// Where metadata files go (default `<location>/metadata`).
@@ -229,6 +234,8 @@ pub struct TableProperties {
     pub target_file_size_bytes: u64,
     /// Open-file cap of the partitioned writer.
     pub max_open_files: usize,
+    /// Input buffered per sorted run by the streaming writer.
+    pub sort_buffer_bytes: u64,
     /// Data file location override.
     pub data_path: Option<String>,
     /// Metadata file location override.
@@ -391,6 +398,8 @@ impl TableProperties {
                 DEFAULT_WRITE_TARGET_FILE_SIZE_BYTES,
             )?,
             max_open_files: p.positive(WRITE_MAX_OPEN_FILES, DEFAULT_WRITE_MAX_OPEN_FILES)?,
+            sort_buffer_bytes: p
+                .positive(WRITE_SORT_BUFFER_BYTES, DEFAULT_WRITE_SORT_BUFFER_BYTES)?,
             data_path: props.get(WRITE_DATA_PATH).cloned(),
             metadata_path: props.get(WRITE_METADATA_PATH).cloned(),
             object_storage_enabled: p.flag(WRITE_OBJECT_STORAGE_ENABLED, false)?,

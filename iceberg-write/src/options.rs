@@ -41,6 +41,9 @@ pub struct WriteOptions {
     pub target_file_size_bytes: u64,
     /// Most files the partitioned writer keeps open at once.
     pub max_open_files: usize,
+    /// With a sort order, input bytes the streaming writer gathers before sorting them into
+    /// one run per partition (`write.sort.buffer-size-bytes`).
+    pub sort_buffer_bytes: u64,
     /// Metrics modes per column.
     pub metrics: MetricsConfig,
     /// Where data files go instead of `<location>/data` (`write.data.path`).
@@ -89,6 +92,7 @@ impl WriteOptions {
             dict_size_bytes: p.dict_size_bytes,
             target_file_size_bytes: props.target_file_size_bytes,
             max_open_files: props.max_open_files,
+            sort_buffer_bytes: props.sort_buffer_bytes,
             metrics: MetricsConfig::from_properties(&props.metrics),
             data_location: props.data_path.clone(),
             object_storage_enabled: props.object_storage_enabled,
@@ -154,6 +158,12 @@ impl WriteOptions {
         self
     }
 
+    /// The same options with another sort buffer.
+    pub fn with_sort_buffer_bytes(mut self, bytes: u64) -> Self {
+        self.sort_buffer_bytes = bytes;
+        self
+    }
+
     /// Checks the values the writer relies on being positive.
     pub(crate) fn validate(&self) -> Result<()> {
         let positive = |name: &str, v: u64| {
@@ -173,7 +183,8 @@ impl WriteOptions {
         positive("page_row_limit", self.page_row_limit as u64)?;
         positive("dict_size_bytes", self.dict_size_bytes as u64)?;
         positive("target_file_size_bytes", self.target_file_size_bytes)?;
-        positive("max_open_files", self.max_open_files as u64)
+        positive("max_open_files", self.max_open_files as u64)?;
+        positive("sort_buffer_bytes", self.sort_buffer_bytes)
     }
 }
 

@@ -2,16 +2,16 @@
 //! a new file once the current one reaches the target size, at most `max_open_files` open
 //! (the least recently used is closed to make room).
 //!
-//! With a sort order ([`WriteOptions::sort_order`]) the rows of each batch are sorted per
-//! partition before they are written, and every file stays sorted: the writer remembers the
-//! sort key of the last row written to each open file, and when a batch's first row for that
-//! partition sorts before it, the file is closed and a new one started. So every file it
-//! writes holds one sorted run and honestly records the order's id (Java's writers claim the
-//! id only for sorted input, too). The price is a file per out-of-order batch and partition:
-//! unsorted input streamed in many small batches makes many files. Input sorted across
-//! batches (or fewer, larger batches) makes none extra. [`crate::write_data_files`] avoids it
-//! by sorting its whole slice first. The alternative, keeping one file and not recording the
-//! order, was rejected: readers and compaction rely on the id.
+//! With a sort order ([`WriteOptions::sort_order`]) every file holds one sorted run and
+//! honestly records the order's id (Java's writers claim the id only for sorted input, too).
+//! The streaming writer gathers input until `sort_buffer_bytes`
+//! (`write.sort.buffer-size-bytes`) and then writes it ordered by partition and sort key,
+//! so each partition gets one sorted run per buffer, not one per batch. It remembers the
+//! sort key of the last row written to each open file, and when a run's first row sorts
+//! before it, the file is closed and a new one started: input larger than the buffer makes
+//! about one file per partition per buffer's worth, input sorted across buffers none extra.
+//! The alternative, keeping one file and not recording the order, was rejected: readers and
+//! compaction rely on the id.
 //!
 //! The files of one batch are encoded concurrently, each in a task of its own on the
 //! caller's tokio runtime (so a multi-threaded runtime uses every core while several
@@ -114,6 +114,9 @@ pub struct DataFileWriter {
     /// Files being finished in the background, in the order they were closed.
     closing: VecDeque<JoinHandle<Result<DataFile>>>,
     context: FileContext,
+    /// Aligned batches gathered for the next sorted run (when the writer sorts).
+    pending: Vec<RecordBatch>,
+    pending_bytes: u64,
     clock: u64,
     closed: Vec<DataFile>,
     failed: Option<String>,
@@ -177,6 +180,8 @@ impl DataFileWriter {
             ),
             open: HashMap::new(),
             closing: VecDeque::new(),
+            pending: Vec::new(),
+            pending_bytes: 0,
             context: FileContext {
                 schema: Arc::new(schema.clone()),
                 modes: Arc::new(options.metrics.resolve(schema)),
@@ -211,7 +216,27 @@ impl DataFileWriter {
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         self.check_usable()?;
         let aligned = self.align(batch)?;
-        self.write_aligned(&aligned).await
+        if self.sorter.is_none() {
+            return self.write_aligned(&aligned).await;
+        }
+        // Gathered, then written as one sorted run per partition once the buffer is full.
+        self.pending_bytes += aligned.get_array_memory_size() as u64;
+        self.pending.push(aligned);
+        if self.pending_bytes >= self.options.sort_buffer_bytes {
+            self.flush_pending().await?;
+        }
+        Ok(())
+    }
+
+    /// Writes the gathered batches in sort order.
+    async fn flush_pending(&mut self) -> Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        self.pending_bytes = 0;
+        let result = self.write_all_aligned(&pending).await;
+        if let Err(e) = &result {
+            self.failed = Some(e.to_string());
+        }
+        result
     }
 
     /// Writes a batch already aligned by [`DataFileWriter::align`].
@@ -451,6 +476,13 @@ impl DataFileWriter {
     /// When the writer had failed, or closing a file fails; everything written is then
     /// deleted (best effort) before the error is returned.
     pub async fn close(mut self) -> Result<Vec<DataFile>> {
+        if self.failed.is_none()
+            && !self.pending.is_empty()
+            && let Err(e) = self.flush_pending().await
+        {
+            let _ = self.abort().await;
+            return Err(e);
+        }
         if let Some(reason) = self.failed.take() {
             let _ = self.abort().await;
             return Err(Error::WriterFailed { reason });

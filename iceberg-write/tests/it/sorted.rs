@@ -366,7 +366,8 @@ async fn streaming_keeps_one_file_while_batches_stay_in_order() {
 async fn streaming_rolls_to_a_new_file_when_a_batch_goes_back() {
     let io = FileIo::memory();
     let order = by_id(false);
-    let opts = options().with_sort_order(&order);
+    // A one-byte buffer: every batch is its own run.
+    let opts = options().with_sort_order(&order).with_sort_buffer_bytes(1);
     let spec = PartitionSpec::unpartitioned();
     let mut w = DataFileWriter::new(&io, LOCATION, &schema(), &spec, None, &opts).unwrap();
     let batches = [0..10, 10..20, 5..8, 30..40, 40..41, 39..40];
@@ -380,6 +381,55 @@ async fn streaming_rolls_to_a_new_file_when_a_batch_goes_back() {
     // Runs: [0..20], [5..8, 30..41], [39].
     let counts: Vec<i64> = files.iter().map(|f| f.record_count).collect();
     assert_eq!(counts, vec![20, 14, 1]);
+    check(&io, &files, &order, &input).await;
+}
+
+#[tokio::test]
+async fn streaming_sorts_a_buffer_of_unsorted_batches_into_one_run_per_partition() {
+    let io = FileIo::memory();
+    let order = by_id(true);
+    let spec = PartitionSpec::builder(&schema())
+        .add("id", Transform::Bucket(3))
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut input = Vec::new();
+    let batches: Vec<Vec<Row>> = (0..40)
+        .map(|k| {
+            // Interleaved ids: every batch spans the whole range, in no order.
+            let rows: Vec<Row> = ordered_rows(0..25)
+                .into_iter()
+                .map(|mut r| {
+                    r.id = r.id.map(|i| (i * 40 + k * 7) % 1000);
+                    r
+                })
+                .collect();
+            input.extend(rows.clone());
+            rows
+        })
+        .collect();
+    let write = |buffer: u64| {
+        let (io, spec, order, batches) = (io.clone(), spec.clone(), order.clone(), batches.clone());
+        async move {
+            let opts = options()
+                .with_sort_order(&order)
+                .with_sort_buffer_bytes(buffer);
+            let mut w = DataFileWriter::new(&io, LOCATION, &schema(), &spec, None, &opts).unwrap();
+            for b in &batches {
+                w.write(&to_batch(b)).await.unwrap();
+            }
+            w.close().await.unwrap()
+        }
+    };
+    // Everything fits the default buffer: one file per bucket.
+    let files = write(options().sort_buffer_bytes).await;
+    assert_eq!(files.len(), 3);
+    check(&io, &files, &order, &input).await;
+    // A buffer of about ten batches: a run per bucket per buffer, not per batch.
+    let one_batch = to_batch(&batches[0]).get_array_memory_size() as u64;
+    let files = write(10 * one_batch).await;
+    assert!(files.len() <= 3 * 4, "{} files", files.len());
+    assert!(files.len() > 3, "{} files", files.len());
     check(&io, &files, &order, &input).await;
 }
 
