@@ -72,8 +72,8 @@ pub enum OpKind {
 pub enum CrashPoint {
     /// Before the operation reaches the store.
     Before,
-    /// After the store completed it, before the caller hears (single-request operations:
-    /// puts, multipart completion, gets, heads, copies, renames, listings by delimiter).
+    /// After the store completed it, before the caller hears (a listing: once its last
+    /// entry is out; a delete of a stream: once the store reports it).
     After,
 }
 
@@ -163,6 +163,11 @@ impl FaultInjectingStore {
     /// Disarms every fault and removes latency; the recording is kept.
     pub fn clear_faults(&self) {
         *self.faults() = Faults::default();
+    }
+
+    /// How many operations were seen so far (the count [`Self::crash_at`] numbers from).
+    pub fn op_count(&self) -> u64 {
+        self.shared.seen.load(Ordering::SeqCst)
     }
 
     /// Every operation so far, in order.
@@ -281,10 +286,11 @@ impl ObjectStore for FaultInjectingStore {
         location: &Path,
         opts: PutMultipartOptions,
     ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.record(OpKind::PutMultipart, location);
+        let n = self.record(OpKind::PutMultipart, location);
         self.delay().await;
         self.check_put(location)?;
-        let inner = self.inner.put_multipart_opts(location, opts).await?;
+        let inner = self.inner.put_multipart_opts(location, opts).await;
+        let inner = self.shared.after(n, inner)?;
         Ok(Box::new(RecordingUpload {
             inner,
             path: location.clone(),
@@ -324,24 +330,36 @@ impl ObjectStore for FaultInjectingStore {
         locations: BoxStream<'static, object_store::Result<Path>>,
     ) -> BoxStream<'static, object_store::Result<Path>> {
         let shared = Arc::clone(&self.shared);
+        // Operation numbers of the deletes sent, matched in order to the store's answers.
+        let sent = Arc::new(Mutex::new(std::collections::VecDeque::new()));
+        let queue = Arc::clone(&sent);
         let recorded = locations
             .then(move |location| {
-                let shared = Arc::clone(&shared);
+                let (shared, queue) = (Arc::clone(&shared), Arc::clone(&queue));
                 async move {
                     if let Ok(path) = &location {
-                        shared.record(OpKind::Delete, path);
+                        let n = shared.record(OpKind::Delete, path);
+                        lock(&queue).push_back(n);
                         shared.delay().await;
                     }
                     location
                 }
             })
             .boxed();
-        self.inner.delete_stream(recorded)
+        let shared = Arc::clone(&self.shared);
+        self.inner
+            .delete_stream(recorded)
+            .inspect(move |_| {
+                if let Some(n) = lock(&sent).pop_front() {
+                    shared.crash_if(n, CrashPoint::After);
+                }
+            })
+            .boxed()
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.record(OpKind::List, prefix.unwrap_or(&Path::default()));
-        self.delayed(self.inner.list(prefix))
+        let n = self.record(OpKind::List, prefix.unwrap_or(&Path::default()));
+        self.finished(n, self.delayed(self.inner.list(prefix)))
     }
 
     fn list_with_offset(
@@ -349,8 +367,8 @@ impl ObjectStore for FaultInjectingStore {
         prefix: Option<&Path>,
         offset: &Path,
     ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.record(OpKind::List, prefix.unwrap_or(&Path::default()));
-        self.delayed(self.inner.list_with_offset(prefix, offset))
+        let n = self.record(OpKind::List, prefix.unwrap_or(&Path::default()));
+        self.finished(n, self.delayed(self.inner.list_with_offset(prefix, offset)))
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
@@ -389,6 +407,21 @@ impl ObjectStore for FaultInjectingStore {
 }
 
 impl FaultInjectingStore {
+    /// `stream`, then the crash armed for after operation `n`, once it has ended.
+    fn finished<T: Send + 'static>(
+        &self,
+        n: u64,
+        stream: BoxStream<'static, T>,
+    ) -> BoxStream<'static, T> {
+        let shared = Arc::clone(&self.shared);
+        stream
+            .chain(
+                futures::stream::once(async move { shared.crash_if(n, CrashPoint::After) })
+                    .flat_map(|()| futures::stream::empty()),
+            )
+            .boxed()
+    }
+
     /// `stream`, starting after the configured latency.
     fn delayed<T: Send + 'static>(&self, stream: BoxStream<'static, T>) -> BoxStream<'static, T> {
         let shared = Arc::clone(&self.shared);
@@ -410,7 +443,7 @@ struct RecordingUpload {
 #[async_trait]
 impl MultipartUpload for RecordingUpload {
     fn put_part(&mut self, data: PutPayload) -> UploadPart {
-        self.shared.record(OpKind::PutPart, &self.path);
+        let op = self.shared.record(OpKind::PutPart, &self.path);
         let n = self.shared.parts.fetch_add(1, Ordering::SeqCst) + 1;
         if lock(&self.shared.faults).nth_part == Some(n) {
             let error = injected(format!("part #{n} of {}", self.path));
@@ -420,7 +453,8 @@ impl MultipartUpload for RecordingUpload {
         let shared = Arc::clone(&self.shared);
         async move {
             shared.delay().await;
-            upload.await
+            let result = upload.await;
+            shared.after(op, result)
         }
         .boxed()
     }
@@ -433,9 +467,10 @@ impl MultipartUpload for RecordingUpload {
     }
 
     async fn abort(&mut self) -> object_store::Result<()> {
-        self.shared.record(OpKind::AbortMultipart, &self.path);
+        let n = self.shared.record(OpKind::AbortMultipart, &self.path);
         self.shared.delay().await;
-        self.inner.abort().await
+        let result = self.inner.abort().await;
+        self.shared.after(n, result)
     }
 }
 

@@ -85,7 +85,8 @@ use ::arrow_array::RecordBatch;
 /// ([`WriteOptions::with_sort_order`]) the rows of the whole slice are sorted by it, each
 /// partition's file holds them in that order and records the order's id. Without one,
 /// `sort_order_id` is recorded as given: pass `None` unless the rows really are sorted by
-/// that order (see [`DataFileWriter::new`]).
+/// that order (see [`DataFileWriter::new`]). Files are encoded in tasks on the current
+/// Tokio runtime, several at once on a multi-threaded one.
 ///
 /// # Errors
 /// Data errors ([`Error::MissingColumn`], [`Error::TypeMismatch`],

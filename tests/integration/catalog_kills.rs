@@ -6,6 +6,11 @@
 //! and the object-store catalogs; and SIGKILL at random moments of a child appending in a
 //! loop. The test binary re-runs itself as the child: `catalog_kills_worker` does nothing
 //! unless `ICEBERG_KILL_WORKER` describes its job.
+//!
+//! The SQLite catalog's pointer swap is an `UPDATE`, not a store operation, so "killed after
+//! the swap, before the answer" is not a point of its sweep; `catalog_faults.rs` covers that
+//! outcome (the lost answer). The object-store catalog's swap is a store operation, and its
+//! sweep crashes right after it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -86,9 +91,10 @@ async fn catalog_kills_worker() {
             } else {
                 CrashPoint::After
             };
+            let armed = store.op_count();
             store.crash_at(n, point);
             append_ids(catalog.as_ref(), &ident(), ids(first), &SystemEnvironment).await;
-            println!("completed after {} operations", store.ops().len());
+            println!("completed after {} operations", store.op_count() - armed);
         }
     }
 }
@@ -212,6 +218,7 @@ async fn sweep(kind: &str) {
     let mut next = ROWS_PER_APPEND;
     let (mut crashes, mut landed_anyway) = (0, 0);
     for point in ["before", "after"] {
+        let mut at_point = 0;
         for n in 1.. {
             let before = fresh(kind, dir.path())
                 .await
@@ -256,6 +263,21 @@ async fn sweep(kind: &str) {
             next += ROWS_PER_APPEND;
             if out.status.success() {
                 assert!(landed, "a completed append landed");
+                // It finished only because it had fewer operations than the armed one.
+                let done: u64 = String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .find_map(|l| {
+                        l.strip_prefix("completed after ")?
+                            .split(' ')
+                            .next()?
+                            .parse()
+                            .ok()
+                    })
+                    .expect("the child reports its operations");
+                assert!(
+                    done < n,
+                    "{kind}: op {n} ({point}) was armed but not reached in {done}"
+                );
                 break;
             }
             assert!(
@@ -265,10 +287,11 @@ async fn sweep(kind: &str) {
                 String::from_utf8_lossy(&out.stderr)
             );
             crashes += 1;
+            at_point += 1;
             landed_anyway += usize::from(landed);
         }
+        assert!(at_point > 5, "{kind}: only {at_point} crash points {point}");
     }
-    assert!(crashes > 5, "{kind}: only {crashes} crash points");
     if kind == "object" {
         // Its pointer is a store object: some crashes came after it moved (the hint was not
         // written yet), and the append had landed all the same.
@@ -303,6 +326,7 @@ async fn catalog_kills_sigkill_mid_loop() {
     .unwrap();
     let env = SystemEnvironment;
     let mut next = 1_000_000i64;
+    let mut landed_in_all = 0;
     for round in 0..8u64 {
         let mut child = worker(&format!("{kind}|{}|0|loop|{next}", dir.path().display()))
             .spawn()
@@ -312,6 +336,13 @@ async fn catalog_kills_sigkill_mid_loop() {
         tokio::time::sleep(Duration::from_millis(150 + jitter)).await;
         child.kill().unwrap();
         let out = child.wait_with_output().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            out.status.signal(),
+            Some(9),
+            "round {round}: the child ended before the kill:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let landed: Vec<i64> = String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|l| l.strip_prefix("landed ")?.parse().ok())
@@ -329,6 +360,11 @@ async fn catalog_kills_sigkill_mid_loop() {
                 "round {round}: lost {first}"
             );
         }
+        landed_in_all += landed.len();
         next += 1_000_000;
     }
+    assert!(
+        landed_in_all > 0,
+        "no child landed an append before its kill"
+    );
 }

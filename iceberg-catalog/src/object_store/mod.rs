@@ -218,9 +218,28 @@ impl ObjectStoreCatalog {
     }
 }
 
+/// Refuses names that are not one folder name each (see [`namespaces::check_levels`]).
+fn check_ident(ident: &TableIdent) -> iceberg_append::Result<()> {
+    let ns = NamespaceIdent::new(ident.namespace.clone()).ok_or_else(|| {
+        iceberg_append::Error::Catalog {
+            table: ident.to_string(),
+            reason: "a table needs a namespace".into(),
+        }
+    })?;
+    namespaces::check_levels(&ns)?;
+    if ident.name.contains('/') || ident.name == "." || ident.name == ".." {
+        return Err(iceberg_append::Error::Catalog {
+            table: ident.to_string(),
+            reason: format!("table name `{}` is not a folder name", ident.name),
+        });
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl Catalog for ObjectStoreCatalog {
     async fn load_table(&self, ident: &TableIdent) -> iceberg_append::Result<Table> {
+        check_ident(ident)?;
         self.load_at(&self.table_location(ident))
             .await
             .map_err(|e| match e {
@@ -236,6 +255,7 @@ impl Catalog for ObjectStoreCatalog {
         ident: &TableIdent,
         creation: TableCreation,
     ) -> iceberg_append::Result<Table> {
+        check_ident(ident)?;
         self.create_at(&self.table_location(ident), creation)
             .await
             .map_err(|e| match e {
@@ -254,6 +274,7 @@ impl Catalog for ObjectStoreCatalog {
         base_location: &str,
         new_metadata: &TableMetadata,
     ) -> iceberg_append::Result<String> {
+        check_ident(ident)?;
         let location = self.table_location(ident);
         let base = parse_version(base_location).ok_or_else(|| iceberg_append::Error::Catalog {
             table: ident.to_string(),

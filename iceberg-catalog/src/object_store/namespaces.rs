@@ -5,7 +5,8 @@
 //! Object stores have no empty folders, so a namespace created here is a marker object,
 //! `<folder>/.namespace.json`, holding its properties (Java's `HadoopCatalog` ignores files
 //! among its folders). As in the SQL catalog, a namespace also exists without a marker
-//! while a table lies in or below it.
+//! while a table or another namespace lies below it; and, as in Java's `HadoopCatalog`, one
+//! is dropped only when nothing lies below it.
 //!
 //! Property updates rewrite the marker: two concurrent updates of one namespace keep the
 //! last (there is no compare-and-swap of an object on every store); tables are unaffected.
@@ -18,7 +19,7 @@ use iceberg_append::catalog::{
     NamespaceIdent, namespace_already_exists, namespace_not_empty, no_such_namespace,
 };
 
-use super::{ObjectStoreCatalog, parse_version};
+use super::ObjectStoreCatalog;
 
 /// The marker object of a namespace created through this catalog.
 pub const NAMESPACE_MARKER: &str = ".namespace.json";
@@ -37,33 +38,47 @@ impl ObjectStoreCatalog {
         format!("{}/{NAMESPACE_MARKER}", self.namespace_dir(ns.levels()))
     }
 
-    /// Whether `dir` is a table: it holds `metadata/v<N>.metadata.json`.
+    /// Whether `dir` is a table: it holds `metadata/*.metadata.json`, as Java's
+    /// `HadoopCatalog` decides (this catalog loads the `v<N>` ones).
     pub(super) async fn is_table_dir(&self, dir: &str) -> Result<bool> {
         let listing = self.io.list_dir(&format!("{dir}/metadata")).await?;
-        Ok(listing.files.iter().any(|f| parse_version(f).is_some()))
+        Ok(listing.files.iter().any(|f| f.ends_with(".metadata.json")))
     }
 
-    /// Whether a table lies in or below `dir` (a breadth-first walk that stops at tables).
-    async fn has_table_below(&self, dir: &str) -> Result<bool> {
+    /// Whether a table or a namespace marker lies below `dir`: a breadth-first walk that
+    /// stops at tables, and does not descend into what a dropped table left (folders with
+    /// a `data` or `metadata` child), so its cost follows the namespaces, not the files.
+    async fn has_content_below(&self, dir: &str) -> Result<bool> {
         let mut queue = VecDeque::from([dir.to_string()]);
         while let Some(d) = queue.pop_front() {
             for child in self.io.list_dir(&d).await?.dirs {
                 if self.is_table_dir(&child).await? {
                     return Ok(true);
                 }
-                queue.push_back(child);
+                let below = self.io.list_dir(&child).await?;
+                if below.files.iter().any(|f| f.ends_with(NAMESPACE_MARKER)) {
+                    return Ok(true);
+                }
+                let leftover = below
+                    .dirs
+                    .iter()
+                    .any(|d| d.ends_with("/data") || d.ends_with("/metadata"));
+                if !leftover {
+                    queue.push_back(child);
+                }
             }
         }
         Ok(false)
     }
 
-    /// Whether `ns` exists: it has a marker, or a table lies in or below it.
+    /// Whether `ns` exists: it has a marker, or a table or namespace lies below it.
     pub(super) async fn namespace_known(&self, ns: &NamespaceIdent) -> Result<bool> {
+        check_levels(ns)?;
         let dir = self.namespace_dir(ns.levels());
         if self.is_table_dir(&dir).await? {
             return Ok(false);
         }
-        Ok(self.io.exists(&self.marker(ns)).await? || self.has_table_below(&dir).await?)
+        Ok(self.io.exists(&self.marker(ns)).await? || self.has_content_below(&dir).await?)
     }
 
     /// The tables directly in `ns`, by name, sorted.
@@ -183,8 +198,34 @@ impl ObjectStoreCatalog {
         if !tables.is_empty() {
             return Err(namespace_not_empty(ns, tables.len()));
         }
+        if self
+            .has_content_below(&self.namespace_dir(ns.levels()))
+            .await?
+        {
+            // Namespaces below it, or tables deeper down: as Java's HadoopCatalog, refuse.
+            return Err(iceberg_append::Error::Catalog {
+                table: ns.to_string(),
+                reason: "namespace is not empty: namespaces or tables lie below it".into(),
+            });
+        }
         self.io.delete(&self.marker(ns)).await?;
         Ok(())
+    }
+}
+
+/// Refuses namespace levels that are not one folder name each (`a/b`, `.`, `..`): they
+/// would name another folder than the namespace says.
+pub(super) fn check_levels(ns: &NamespaceIdent) -> Result<()> {
+    match ns
+        .levels()
+        .iter()
+        .find(|l| l.contains('/') || l.as_str() == "." || l.as_str() == "..")
+    {
+        Some(level) => Err(iceberg_append::Error::Catalog {
+            table: ns.to_string(),
+            reason: format!("namespace level `{level}` is not a folder name"),
+        }),
+        None => Ok(()),
     }
 }
 

@@ -210,3 +210,52 @@ async fn stores_without_conditional_create_are_refused() {
         .unwrap_err();
     assert!(matches!(err, Error::UnsupportedStore { .. }), "{err}");
 }
+
+#[tokio::test]
+async fn parents_exist_through_their_children_and_outlive_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path()).await;
+    // Only the child has a marker: the parent exists, lists and cannot be dropped.
+    c.create_namespace(&ns("a.b"), BTreeMap::new())
+        .await
+        .unwrap();
+    assert!(c.namespace_exists(&ns("a")).await.unwrap());
+    assert_eq!(c.list_namespaces(None).await.unwrap(), [ns("a")]);
+    assert_eq!(
+        c.list_namespaces(Some(&ns("a"))).await.unwrap(),
+        [ns("a.b")]
+    );
+    let err = c.drop_namespace(&ns("a")).await.unwrap_err();
+    assert!(err.to_string().contains("not empty"), "{err}");
+    // A table two levels down keeps its ancestors too.
+    c.create_table(&table("x.y.t"), TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    assert!(c.namespace_exists(&ns("x")).await.unwrap());
+    assert!(c.drop_namespace(&ns("x")).await.is_err());
+    // Emptied from the bottom, each level goes.
+    c.drop_namespace(&ns("a.b")).await.unwrap();
+    assert!(!c.namespace_exists(&ns("a")).await.unwrap());
+    // What a dropped table leaves is neither a table nor a namespace.
+    c.drop_table(&table("x.y.t"), false).await.unwrap();
+    std::fs::create_dir_all(dir.path().join("x/y/t/data/p=1")).unwrap();
+    std::fs::write(dir.path().join("x/y/t/data/p=1/f.parquet"), b"x").unwrap();
+    assert!(!c.namespace_exists(&ns("x.y")).await.unwrap());
+    assert!(c.list_namespaces(None).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn names_that_are_not_folder_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path()).await;
+    let sneaky = NamespaceIdent::new(vec!["a/b".into()]).unwrap();
+    assert!(c.create_namespace(&sneaky, BTreeMap::new()).await.is_err());
+    let up = NamespaceIdent::new(vec!["..".into()]).unwrap();
+    assert!(c.namespace_exists(&up).await.is_err());
+    let t = TableIdent::new(ns("db"), "x/y");
+    assert!(
+        c.create_table(&t, TableCreation::new("", schema()))
+            .await
+            .is_err()
+    );
+}

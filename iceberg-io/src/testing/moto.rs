@@ -1,5 +1,10 @@
-//! A throwaway `moto_server` (an S3-compatible server) for tests: a free port on
-//! 127.0.0.1, killed on drop. Needs `moto_server` on PATH (`pip install moto[server]`).
+//! A throwaway moto S3 server for tests: a free port on 127.0.0.1, killed on drop.
+//!
+//! It is moto's own server started through `moto_server.py` (beside this file), which makes
+//! conditional writes atomic as real S3 does: plain `moto_server` checks `If-None-Match` and
+//! then stores as two steps on concurrent threads, so two racing creates can both succeed.
+//! Needs a Python with `moto[server]`: `$ICEBERG_TEST_PYTHON` (set by `cargo xtask test`),
+//! else `python3` on PATH.
 
 // A test harness: failing the test loudly is its job.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
@@ -9,7 +14,13 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A running moto_server on 127.0.0.1, killed on drop.
+/// The launcher run by [`MotoServer::start`].
+const LAUNCHER: &str = include_str!("moto_server.py");
+
+/// The launcher's exit status when moto is not installed.
+const NOT_INSTALLED: i32 = 3;
+
+/// A running moto server on 127.0.0.1, killed on drop.
 pub struct MotoServer {
     child: Child,
     addr: String,
@@ -18,15 +29,16 @@ pub struct MotoServer {
 }
 
 impl MotoServer {
-    /// Starts one, or returns `None` (after saying so loudly) if moto_server is not on
-    /// PATH; with `ICEBERG_TEST_MOTO=1` a missing moto_server fails the test instead.
+    /// Starts one, or returns `None` (after saying so loudly) if there is no Python with
+    /// moto; with `ICEBERG_TEST_MOTO=1` a missing moto fails the test instead.
     pub fn start() -> Option<Self> {
         let required = std::env::var("ICEBERG_TEST_MOTO").is_ok_and(|v| v == "1");
+        let python = std::env::var("ICEBERG_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
         let mut last_error = String::new();
         for _ in 0..3 {
             let port = free_port();
-            let spawned = Command::new("moto_server")
-                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            let spawned = Command::new(&python)
+                .args(["-c", LAUNCHER, "127.0.0.1", &port.to_string()])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -34,19 +46,9 @@ impl MotoServer {
             let child = match spawned {
                 Ok(child) => child,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    if required {
-                        panic!("moto_server not found on PATH and ICEBERG_TEST_MOTO=1");
-                    }
-                    // Written to the stderr handle, not `eprintln!`, so that the test
-                    // harness's output capture does not hide it.
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "\n*** SKIPPED: moto_server not found on PATH; S3 conformance \
-                         tests did not run (set ICEBERG_TEST_MOTO=1 to make this fail) ***"
-                    );
-                    return None;
+                    return Self::missing(required, &format!("{python} not found"));
                 }
-                Err(e) => panic!("cannot start moto_server: {e}"),
+                Err(e) => panic!("cannot start moto with {python}: {e}"),
             };
             let addr = format!("127.0.0.1:{port}");
             let mut server = Self {
@@ -56,18 +58,39 @@ impl MotoServer {
             };
             match server.wait_ready(Duration::from_secs(30)) {
                 Ok(()) => return Some(server),
+                Err(Ready::NotInstalled) => {
+                    return Self::missing(required, &format!("{python} has no moto[server]"));
+                }
                 // Most likely the port was taken in the meantime: try another.
-                Err(e) => last_error = e,
+                Err(Ready::Failed(e)) => last_error = e,
             }
         }
-        panic!("moto_server did not come up: {last_error}");
+        panic!("moto did not come up: {last_error}");
     }
 
-    fn wait_ready(&mut self, timeout: Duration) -> Result<(), String> {
+    /// Says loudly that the S3 tests are skipped (or fails when they are required).
+    fn missing(required: bool, why: &str) -> Option<Self> {
+        if required {
+            panic!("{why}, and ICEBERG_TEST_MOTO=1 requires moto");
+        }
+        // Written to the stderr handle, not `eprintln!`, so that the test harness's output
+        // capture does not hide it.
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n*** SKIPPED: {why}; S3 tests did not run (`pip install moto[server]`, or set \
+             ICEBERG_TEST_MOTO=1 to make this fail) ***"
+        );
+        None
+    }
+
+    fn wait_ready(&mut self, timeout: Duration) -> Result<(), Ready> {
         let start = Instant::now();
         while start.elapsed() < timeout {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("moto_server exited early with {status}"));
+                if status.code() == Some(NOT_INSTALLED) {
+                    return Err(Ready::NotInstalled);
+                }
+                return Err(Ready::Failed(format!("moto exited early with {status}")));
             }
             if self
                 .request("GET", "/")
@@ -77,7 +100,10 @@ impl MotoServer {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        Err(format!("no answer on {} within {timeout:?}", self.addr))
+        Err(Ready::Failed(format!(
+            "no answer on {} within {timeout:?}",
+            self.addr
+        )))
     }
 
     /// Creates `bucket` with a raw `PUT /bucket` (moto does not check signatures).
@@ -119,6 +145,14 @@ impl Drop for MotoServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Why a started server is not ready.
+enum Ready {
+    /// The Python has no moto.
+    NotInstalled,
+    /// Anything else (a taken port, most likely).
+    Failed(String),
 }
 
 fn free_port() -> u16 {

@@ -1,5 +1,5 @@
 //! Backends for the suite: each gives a FileIo and a fresh base path, plus whatever must
-//! live as long as the test (a temp dir, a moto_server process).
+//! live as long as the test (a temp dir, a moto server process).
 
 use iceberg_io::{FileIo, WriteConfig};
 
@@ -56,7 +56,7 @@ pub(crate) async fn memory(case: &str) -> Option<Backend> {
     })
 }
 
-/// S3 on a fresh moto_server, configured through Iceberg property names.
+/// S3 on a fresh moto server, configured through Iceberg property names.
 #[cfg(feature = "s3")]
 pub(crate) async fn s3(case: &str) -> Option<Backend> {
     use std::collections::HashMap;

@@ -1,8 +1,9 @@
 //! One conformance suite every backend must pass: local disk (as `file:///` URIs and as
-//! bare paths), memory, and S3 against a real `moto_server` (feature `s3`).
+//! bare paths), memory, and S3 against a real moto server (feature `s3`).
 //!
-//! S3 tests start their own `moto_server` on a free port. Without one on PATH they print
-//! `SKIPPED: moto_server not found` and pass, unless `ICEBERG_TEST_MOTO=1`, when they fail.
+//! S3 tests start their own moto server on a free port (`iceberg_io::testing::moto`, which
+//! makes moto's conditional writes atomic as S3's are). Without a Python that has moto they
+//! print `SKIPPED` and pass, unless `ICEBERG_TEST_MOTO=1`, when they fail.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod backends;

@@ -126,18 +126,27 @@ pub(crate) async fn put_if_absent_twice(io: &FileIo, base: &str) {
 }
 
 pub(crate) async fn concurrent_put_if_absent(io: &FileIo, base: &str) {
-    for round in 0..10 {
+    // Four racers a round: the store, not the timing, must pick exactly one.
+    const RACERS: usize = 4;
+    for round in 0..20 {
         let path = format!("{base}/metadata/v{round}.metadata.json");
-        let (left, right) = tokio::join!(
-            io.put_if_absent(&path, Bytes::from_static(b"left")),
-            io.put_if_absent(&path, Bytes::from_static(b"right")),
-        );
-        let winner: &[u8] = match (&left, &right) {
-            (Ok(()), Err(e)) if e.is_already_exists() => b"left",
-            (Err(e), Ok(())) if e.is_already_exists() => b"right",
-            other => panic!("round {round}: expected exactly one winner, got {other:?}"),
-        };
-        assert_eq!(io.read(&path).await.unwrap().as_ref(), winner);
+        let results = futures::future::join_all((0..RACERS).map(|i| {
+            let (io, path) = (io.clone(), path.clone());
+            async move {
+                io.put_if_absent(&path, Bytes::from(format!("racer {i}")))
+                    .await
+            }
+        }))
+        .await;
+        let winners: Vec<usize> = (0..RACERS).filter(|&i| results[i].is_ok()).collect();
+        assert_eq!(winners.len(), 1, "round {round}: winners {winners:?}");
+        for (i, result) in results.iter().enumerate() {
+            if let Err(e) = result {
+                assert!(e.is_already_exists(), "round {round}, racer {i}: {e:?}");
+            }
+        }
+        let expected = format!("racer {}", winners[0]);
+        assert_eq!(io.read(&path).await.unwrap().as_ref(), expected.as_bytes());
     }
 }
 

@@ -47,8 +47,8 @@ const ROLL_CHECK_ROWS: usize = 4096;
 /// Rows copied at a time when a slice of batches is written in sort order.
 const SLICE_CHUNK_ROWS: usize = 16 * ROLL_CHECK_ROWS;
 
-/// Files finishing in the background at once; past it the writer waits for the oldest (a
-/// finishing file still holds its buffered row group).
+/// Files finishing in the background at once (within the open-file cap); past it the writer
+/// waits for the oldest, since a finishing file still holds its buffered row group.
 const MAX_CLOSING: usize = 4;
 
 /// A partition's rows of one batch, on their way into its open file.
@@ -69,6 +69,19 @@ struct OpenFile {
     last_used: u64,
     /// Sort key of the last row written, when the writer sorts.
     last_key: Option<OwnedRow>,
+}
+
+/// The bytes of `batch`'s own rows (a slice does not count the buffers it shares).
+fn slice_bytes(batch: &RecordBatch) -> u64 {
+    batch
+        .columns()
+        .iter()
+        .map(|c| {
+            let data = c.to_data();
+            data.get_slice_memory_size()
+                .unwrap_or_else(|_| c.get_array_memory_size()) as u64
+        })
+        .sum()
 }
 
 /// Writes `rows` from `offset` into `open` a roll-check chunk at a time until they run out
@@ -111,8 +124,9 @@ pub struct DataFileWriter {
     sorter: Option<Sorter>,
     namer: FileNamer,
     open: HashMap<Vec<u8>, OpenFile>,
-    /// Files being finished in the background, in the order they were closed.
-    closing: VecDeque<JoinHandle<Result<DataFile>>>,
+    /// Files being finished in the background (with their paths), in the order they were
+    /// closed; they count toward the open-file cap until done.
+    closing: VecDeque<(String, JoinHandle<Result<DataFile>>)>,
     context: FileContext,
     /// Aligned batches gathered for the next sorted run (when the writer sorts).
     pending: Vec<RecordBatch>,
@@ -210,6 +224,9 @@ impl DataFileWriter {
 
     /// Writes one batch. A batch refused by [`DataFileWriter::align`] writes nothing and
     /// leaves the writer usable; an IO or Parquet failure makes it unusable (abort it).
+    /// With a sort order the batch may only be buffered: errors of writing it then come
+    /// from a later `write` or from [`DataFileWriter::close`]. Needs a Tokio runtime (the
+    /// files are written in tasks on it).
     ///
     /// # Errors
     /// See [`DataFileWriter::align`]; IO and Parquet errors naming the file.
@@ -220,7 +237,8 @@ impl DataFileWriter {
             return self.write_aligned(&aligned).await;
         }
         // Gathered, then written as one sorted run per partition once the buffer is full.
-        self.pending_bytes += aligned.get_array_memory_size() as u64;
+        // Slices count their own rows, not the whole buffers they share.
+        self.pending_bytes += slice_bytes(&aligned);
         self.pending.push(aligned);
         if self.pending_bytes >= self.options.sort_buffer_bytes {
             self.flush_pending().await?;
@@ -325,34 +343,57 @@ impl DataFileWriter {
         // its own, until its rows are written or the file is full (then it rolls); at most
         // `max_open_files` files are open, in use or not.
         let cap = self.options.max_open_files.max(1);
+        let target = self.options.target_file_size_bytes;
         while !jobs.is_empty() {
+            // Until every file of the round is back in the map, a cancelled (dropped) write
+            // leaves the writer unusable rather than silently short of those files' rows.
+            self.failed = Some("a write was interrupted while its files were in tasks".into());
+            let mut first_error = None;
             let mut running = Vec::new();
             while running.len() < cap
                 && let Some(job) = jobs.pop_front()
             {
-                let file = self.take_open(&job.key, &job.values, running.len()).await?;
-                let target = self.options.target_file_size_bytes;
-                let (rows, offset) = (job.rows.clone(), job.offset);
-                running.push((job, tokio::spawn(fill(file, rows, offset, target))));
+                match self.take_open(&job.key, &job.values, running.len()).await {
+                    Ok(file) => {
+                        let (rows, offset) = (job.rows.clone(), job.offset);
+                        running.push((job, tokio::spawn(fill(file, rows, offset, target))));
+                    }
+                    Err(e) => {
+                        first_error = Some(e);
+                        break;
+                    }
+                }
             }
-            let mut first_error = None;
-            for (mut job, task) in running {
-                let (open, written, result) = match task.await {
-                    Ok(done) => done,
+            // Every task is awaited and its file put back before any error is acted on.
+            let mut done = Vec::new();
+            for (job, task) in running {
+                match task.await {
+                    Ok((open, written, result)) => {
+                        self.open.insert(job.key.clone(), open);
+                        match result {
+                            Ok(()) => done.push((job, written)),
+                            Err(e) => {
+                                first_error.get_or_insert(e);
+                            }
+                        }
+                    }
                     Err(e) => {
                         first_error.get_or_insert(Error::WriterFailed {
                             reason: format!("a file's write task failed: {e}"),
                         });
-                        continue;
                     }
-                };
-                job.offset = written;
-                let full = open.file.estimated_size() >= self.options.target_file_size_bytes;
-                self.open.insert(job.key.clone(), open);
-                if let Err(e) = result {
-                    first_error.get_or_insert(e);
-                    continue;
                 }
+            }
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+            self.failed = None;
+            for (mut job, written) in done {
+                job.offset = written;
+                let full = self
+                    .open
+                    .get(&job.key)
+                    .is_some_and(|f| f.file.estimated_size() >= target);
                 if job.offset == job.rows.num_rows() {
                     if let Some(f) = self.open.get_mut(&job.key) {
                         f.last_key = job.last_key.take();
@@ -365,9 +406,6 @@ impl DataFileWriter {
                     self.close_key(&job.key).await?;
                     jobs.push_back(job);
                 }
-            }
-            if let Some(e) = first_error {
-                return Err(e);
             }
         }
         Ok(())
@@ -410,7 +448,12 @@ impl DataFileWriter {
         if self.open.contains_key(key) {
             return Ok(());
         }
-        while self.open.len() + in_use >= self.options.max_open_files.max(1) {
+        while self.open.len() + in_use + self.closing.len() >= self.options.max_open_files.max(1) {
+            if !self.closing.is_empty() {
+                // A finishing file still holds its row group: it counts until it is done.
+                self.settle_oldest().await?;
+                continue;
+            }
             let lru = self
                 .open
                 .iter()
@@ -449,25 +492,39 @@ impl DataFileWriter {
     async fn close_key(&mut self, key: &[u8]) -> Result<()> {
         if let Some(open) = self.open.remove(key) {
             let ctx = self.context.clone();
-            self.closing
-                .push_back(tokio::spawn(async move { open.file.close(&ctx).await }));
-            while self.closing.len() > MAX_CLOSING {
+            let path = open.file.path().to_string();
+            let task = tokio::spawn(async move { open.file.close(&ctx).await });
+            self.closing.push_back((path, task));
+            let limit = MAX_CLOSING.min(self.options.max_open_files.max(1));
+            while self.closing.len() > limit {
                 self.settle_oldest().await?;
             }
         }
         Ok(())
     }
 
-    /// Waits for the oldest background close and records its file.
+    /// Waits for the oldest background close and records its file; a close that failed
+    /// has its object deleted (its upload may have landed before the error).
     async fn settle_oldest(&mut self) -> Result<()> {
-        let Some(task) = self.closing.pop_front() else {
+        let Some((path, task)) = self.closing.pop_front() else {
             return Ok(());
         };
-        let file = task.await.map_err(|e| Error::WriterFailed {
-            reason: format!("a file's close task failed: {e}"),
-        })??;
-        self.closed.push(file);
-        Ok(())
+        let result = match task.await {
+            Ok(result) => result,
+            Err(e) => Err(Error::WriterFailed {
+                reason: format!("the close task of {path} failed: {e}"),
+            }),
+        };
+        match result {
+            Ok(file) => {
+                self.closed.push(file);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self.io.delete(&path).await;
+                Err(e)
+            }
+        }
     }
 
     /// Closes every open file and returns all files written, in the order they were closed.
@@ -514,10 +571,16 @@ impl DataFileWriter {
     /// The first IO error met; the other files are still attempted.
     pub async fn abort(mut self) -> Result<()> {
         let mut first_error = None;
-        // Files finishing in the background land first, then go with the closed ones.
-        while let Some(task) = self.closing.pop_front() {
-            if let Ok(Ok(file)) = task.await {
-                self.closed.push(file);
+        // Files finishing in the background land first, then go with the closed ones; a
+        // failed close may still have left its object.
+        while let Some((path, task)) = self.closing.pop_front() {
+            match task.await {
+                Ok(Ok(file)) => self.closed.push(file),
+                _ => {
+                    if let Err(e) = self.io.delete(&path).await {
+                        first_error.get_or_insert(e.into());
+                    }
+                }
             }
         }
         for (_, open) in self.open.drain() {
