@@ -5,9 +5,12 @@
 //!   table, interleaved, medians and ratios; PyIceberg and pyarrow too when available.
 //! - `commit`: commit latency after 1, 100 and 1,000 prior appends (fast and merge append),
 //!   and one commit of 100,000 data files (issue 5).
+//! - `append-cli`: the release `iceberg append` of the events as one Parquet file, with its
+//!   peak memory (issue 7).
 //!
 //! Everything runs on local disk under `target/bench-tmp` and is deleted afterwards.
 
+mod cli_append;
 mod commit;
 mod data;
 mod measure;
@@ -63,6 +66,8 @@ enum Which {
     Write,
     /// The commit benchmarks.
     Commit,
+    /// `iceberg append` of the events data set (needs the release `iceberg` binary).
+    AppendCli,
 }
 
 fn workspace_root() -> PathBuf {
@@ -139,6 +144,14 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
             merge: !cli.no_merge,
         })
         .await?;
+    }
+    if matches!(cli.which, Which::All | Which::AppendCli) {
+        println!("\n## iceberg append (issue 7)\n");
+        cli_append::run(&cli_append::CliArgs {
+            rows: cli.rows,
+            work_dir: work_dir.clone(),
+            binary: root.join("target").join("release").join("iceberg"),
+        })?;
     }
     Ok(())
 }

@@ -9,8 +9,8 @@ use iceberg_append::{Catalog, Table, TableIdent};
 use iceberg_catalog::{ObjectStoreCatalog, SqlCatalog, SqlCatalogConfig};
 use iceberg_io::FileIo;
 
-use crate::BoxError;
 use crate::cli::Cli;
+use crate::error::{Error, Result};
 
 /// The `--catalog` value of the catalog-less object-store catalog.
 pub(crate) const OBJECT_STORE: &str = "object-store";
@@ -36,16 +36,16 @@ impl OpenCatalog {
     ///
     /// # Errors
     /// A missing warehouse, an unknown catalog URI, or a catalog that cannot be opened.
-    pub(crate) async fn open(cli: &Cli, create_dirs: bool) -> Result<Self, BoxError> {
+    pub(crate) async fn open(cli: &Cli, create_dirs: bool) -> Result<Self> {
         let (warehouse_url, local_dir) = warehouse(&cli.warehouse, create_dirs)?;
         let io_props: HashMap<String, String> = cli.io_properties.iter().cloned().collect();
         let (catalog, sql, is_default): (Arc<dyn Catalog>, _, _) = match cli.catalog.as_deref() {
             None | Some("" | "sqlite") => {
                 let dir = local_dir.as_ref().ok_or_else(|| {
-                    format!(
+                    Error::Usage(format!(
                         "warehouse {warehouse_url} is not a local folder: the default SQLite \
                          catalog lives in one; pass --catalog postgresql://... or --catalog {OBJECT_STORE}"
-                    )
+                    ))
                 })?;
                 let mut config = SqlCatalogConfig::local(dir);
                 config.io_properties = io_props;
@@ -72,11 +72,10 @@ impl OpenCatalog {
                 (Arc::new(sql.clone()), Some(sql), false)
             }
             Some(other) => {
-                return Err(format!(
+                return Err(Error::Usage(format!(
                     "--catalog `{other}`: expected sqlite:///path, postgres://..., \
                      postgresql://... or {OBJECT_STORE}"
-                )
-                .into());
+                )));
             }
         };
         Ok(Self {
@@ -92,15 +91,14 @@ impl OpenCatalog {
     ///
     /// # Errors
     /// A malformed name, or a table the catalog does not know (said plainly).
-    pub(crate) async fn load(&self, name: &str) -> Result<(TableIdent, Table), BoxError> {
+    pub(crate) async fn load(&self, name: &str) -> Result<(TableIdent, Table)> {
         let ident = parse_table_name(name)?;
         match self.catalog.load_table(&ident).await {
             Ok(t) => Ok((ident, t)),
-            Err(e) if e.is_not_found() => Err(format!(
+            Err(e) if e.is_not_found() => Err(Error::Table(format!(
                 "table `{ident}` does not exist in the catalog of {}",
                 self.warehouse_url
-            )
-            .into()),
+            ))),
             Err(e) => Err(e.into()),
         }
     }
@@ -111,10 +109,7 @@ impl OpenCatalog {
     ///
     /// # Errors
     /// When the catalog cannot be asked or refuses the namespace.
-    pub(crate) async fn ensure_namespace(
-        &self,
-        namespace: &NamespaceIdent,
-    ) -> Result<bool, BoxError> {
+    pub(crate) async fn ensure_namespace(&self, namespace: &NamespaceIdent) -> Result<bool> {
         if self.sql.is_none() {
             return Ok(false);
         }
@@ -139,30 +134,35 @@ impl OpenCatalog {
 ///
 /// # Errors
 /// When the name has no namespace or an empty part.
-pub(crate) fn parse_table_name(name: &str) -> Result<TableIdent, BoxError> {
+pub(crate) fn parse_table_name(name: &str) -> Result<TableIdent> {
     TableIdent::parse(name).ok_or_else(|| {
-        format!("table name `{name}` must be namespace.table (e.g. `db.events`)").into()
+        Error::Usage(format!(
+            "table name `{name}` must be namespace.table (e.g. `db.events`)"
+        ))
     })
 }
 
 /// The warehouse as a URL, and as a local folder when it is one.
-fn warehouse(text: &str, create: bool) -> Result<(String, Option<PathBuf>), BoxError> {
+fn warehouse(text: &str, create: bool) -> Result<(String, Option<PathBuf>)> {
     let path = match text.split_once("://") {
         Some(("file", rest)) => PathBuf::from(rest),
         Some(_) => return Ok((text.trim_end_matches('/').to_string(), None)),
         None => PathBuf::from(text),
     };
     if create {
-        std::fs::create_dir_all(&path)
-            .map_err(|e| format!("cannot create warehouse folder {}: {e}", path.display()))?;
+        std::fs::create_dir_all(&path).map_err(|e| {
+            Error::Table(format!(
+                "cannot create warehouse folder {}: {e}",
+                path.display()
+            ))
+        })?;
     } else if !path.is_dir() {
-        return Err(format!(
+        return Err(Error::Table(format!(
             "warehouse folder {} does not exist (pass --warehouse)",
             path.display()
-        )
-        .into());
+        )));
     }
     let abs = std::fs::canonicalize(&path)
-        .map_err(|e| format!("warehouse folder {}: {e}", path.display()))?;
+        .map_err(|e| Error::Table(format!("warehouse folder {}: {e}", path.display())))?;
     Ok((format!("file://{}", abs.display()), Some(abs)))
 }

@@ -6,7 +6,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Land data in Apache Iceberg tables and show what a commit wrote.
 #[derive(Debug, Parser)]
-#[command(name = "iceberg", version, about)]
+#[command(
+    name = "iceberg",
+    version,
+    about,
+    after_help = "Exit status: 0 done, 2 bad argument, 3 bad input file, 4 missing or \
+                  existing table, 5 commit lost or unknown, 1 anything else."
+)]
 pub(crate) struct Cli {
     /// Warehouse folder or URL (tables go to `<warehouse>/<namespace>/<table>`).
     #[arg(long, global = true, default_value = "./warehouse")]
@@ -19,7 +25,7 @@ pub(crate) struct Cli {
     /// subcommand: after it, `--property` sets table properties.
     #[arg(long = "property", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     pub(crate) io_properties: Vec<(String, String)>,
-    /// Machine-readable JSON on stdout.
+    /// Machine-readable JSON on stdout (and an error as a JSON object on stderr).
     #[arg(long, global = true)]
     pub(crate) json: bool,
     /// The subcommand.

@@ -4,6 +4,7 @@
 //! Module map:
 //! - `cli`: the clap definitions (global options, one struct per subcommand).
 //! - `catalog`: opening the catalog the global options name.
+//! - `error`: what a command fails with, and its exit status.
 //! - `commands`: one module per subcommand (`quickstart`, `create`, `append`, `inspect`,
 //!   `log`, `tree`).
 //! - `input`: globs, formats, and each format's streaming batch reader.
@@ -24,6 +25,7 @@ mod catalog;
 mod cli;
 mod commands;
 mod describe;
+mod error;
 mod input;
 mod partition_expr;
 mod progress;
@@ -34,9 +36,6 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-
-/// The error of every command: a message a person can act on.
-pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -66,16 +65,7 @@ fn main() -> ExitCode {
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        // A closed pipe (`iceberg tree t | head`) is the reader's choice, not an error.
-        Err(e)
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
-        {
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => e.report(cli.json),
     }
 }

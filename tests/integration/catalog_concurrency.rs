@@ -1,4 +1,5 @@
-//! Many processes append to one table through each catalog: all appends land, in one chain.
+//! Many processes append to one table through each catalog: all appends land, in one chain,
+//! and PyIceberg scans every row of the result.
 //!
 //! The test binary re-runs itself as the workers: `catalog_concurrency_worker` does nothing
 //! unless `ICEBERG_CATALOG_WORKER` describes its job.
@@ -19,6 +20,7 @@ use iceberg_spec::properties::{
 };
 
 use crate::catalog_common::{append_ids, schema};
+use crate::external;
 
 const WORKER_ENV: &str = "ICEBERG_CATALOG_WORKER";
 const WORKERS: usize = 8;
@@ -159,11 +161,62 @@ async fn hammer(job: Job) {
             .sum::<usize>();
     }
     check_chain(catalog.as_ref()).await;
+    pyiceberg_scans_every_row(&job, catalog.as_ref()).await;
     eprintln!(
         "{}: {WORKERS} processes x {APPENDS_PER_WORKER} appends in {:.1?}, {attempts} attempts",
         job.kind,
         started.elapsed()
     );
+}
+
+/// PyIceberg, given the current metadata file (and moto's S3 properties), scans exactly the
+/// ids the workers wrote.
+const SCAN_IDS: &str = r#"
+import json, sys
+from pyiceberg.table import StaticTable
+table = StaticTable.from_metadata(sys.argv[1], properties=json.loads(sys.argv[2]))
+ids = table.scan(selected_fields=("id",)).to_arrow().column("id").to_pylist()
+print(json.dumps({"ids": sorted(ids)}))
+"#;
+
+async fn pyiceberg_scans_every_row(job: &Job, catalog: &dyn Catalog) {
+    let Some(python) = external::python(&format!(
+        "catalog_concurrency ({}): PyIceberg scan",
+        job.kind
+    )) else {
+        return;
+    };
+    let location = catalog
+        .load_table(&ident())
+        .await
+        .unwrap()
+        .metadata_location
+        .unwrap();
+    let props: BTreeMap<String, String> = if job.kind == "object-s3" {
+        iceberg_io::testing::moto::s3_properties(&job.uri)
+            .into_iter()
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
+    let props = serde_json::to_string(&props).unwrap();
+    let out = external::run_json(&python, SCAN_IDS, &[&location, &props]);
+    let mut expected: Vec<i64> = (0..WORKERS as i64)
+        .flat_map(|w| {
+            (0..APPENDS_PER_WORKER as i64).flat_map(move |i| {
+                let first = (w * 1_000 + i) * ROWS_PER_APPEND;
+                first..first + ROWS_PER_APPEND
+            })
+        })
+        .collect();
+    expected.sort_unstable();
+    let scanned: Vec<i64> = out["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_eq!(scanned, expected, "{}: PyIceberg's scan", job.kind);
 }
 
 /// All appends in one parent chain, sequence numbers increasing, totals and row ids right.

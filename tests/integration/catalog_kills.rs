@@ -267,13 +267,21 @@ async fn sweep(kind: &str) {
                 let done: u64 = String::from_utf8_lossy(&out.stdout)
                     .lines()
                     .find_map(|l| {
-                        l.strip_prefix("completed after ")?
+                        // libtest may print the test's name first on the same line.
+                        l.split("completed after ")
+                            .nth(1)?
                             .split(' ')
                             .next()?
                             .parse()
                             .ok()
                     })
-                    .expect("the child reports its operations");
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "the child reports its operations:\n{}\n{}",
+                            String::from_utf8_lossy(&out.stdout),
+                            String::from_utf8_lossy(&out.stderr)
+                        )
+                    });
                 assert!(
                     done < n,
                     "{kind}: op {n} ({point}) was armed but not reached in {done}"
@@ -345,7 +353,8 @@ async fn catalog_kills_sigkill_mid_loop() {
         );
         let landed: Vec<i64> = String::from_utf8_lossy(&out.stdout)
             .lines()
-            .filter_map(|l| l.strip_prefix("landed ")?.parse().ok())
+            // The first may follow libtest's `test ... ` on its line.
+            .filter_map(|l| l.split("landed ").nth(1)?.trim().parse().ok())
             .collect();
         let table = fresh(kind, dir.path())
             .await

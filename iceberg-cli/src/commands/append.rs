@@ -21,9 +21,9 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::create::{self, Created};
-use crate::BoxError;
 use crate::catalog::{OpenCatalog, parse_table_name};
 use crate::cli::{AppendArgs, Cli};
+use crate::error::{Error, Result};
 use crate::input::{self, Input, ReadOptions, Target};
 use crate::progress::Progress;
 
@@ -31,8 +31,8 @@ use crate::progress::Progress;
 enum Msg {
     /// A batch of input `.0`.
     Batch(usize, RecordBatch),
-    /// Input `.0` could not be read.
-    Failed(usize, String),
+    /// An input could not be read (the error names it).
+    Failed(Error),
 }
 
 /// What one `append` did.
@@ -51,14 +51,14 @@ struct Outcome {
 /// # Errors
 /// A bad input (named with its file and column), a missing table without `--create`, or a
 /// failed commit; the table is then unchanged.
-pub(crate) async fn run(cli: &Cli, args: &AppendArgs) -> Result<(), BoxError> {
+pub(crate) async fn run(cli: &Cli, args: &AppendArgs) -> Result<()> {
     let ident = parse_table_name(&args.table)?;
     let inputs = input::expand(&args.inputs, args.format)?;
     for i in &inputs {
         input::delimiter_for(&i.path, &args.delimiter)?;
     }
     if args.batch_size == 0 {
-        return Err("--batch-size must be positive".into());
+        return Err(Error::Usage("--batch-size must be positive".into()));
     }
     let open = OpenCatalog::open(cli, true).await?;
     let progress = Progress::new(inputs.iter().map(|i| i.size).sum(), !cli.json);
@@ -75,22 +75,21 @@ async fn append(
     ident: &TableIdent,
     inputs: &[Input],
     progress: &Progress,
-) -> Result<Outcome, BoxError> {
+) -> Result<Outcome> {
     let (table, created) = match open.catalog.load_table(ident).await {
         Ok(t) => (t, None),
         Err(e) if e.is_not_found() => {
             if !args.create {
-                return Err(format!(
+                return Err(Error::Table(format!(
                     "table `{ident}` does not exist (pass --create to create it from the inputs' schema)"
-                )
-                .into());
+                )));
             }
             let source = match &args.def.schema_from {
                 Some(p) => p.clone(),
                 None => inputs
                     .first()
                     .map(|i| i.path.clone())
-                    .ok_or("no input files")?,
+                    .ok_or_else(|| Error::Usage("no input files".into()))?,
             };
             let schema =
                 create::schema_from_file(&source, args.def.format_version, Some(&args.delimiter))?;
@@ -129,7 +128,7 @@ async fn write_and_commit(
     table: &Table,
     inputs: &[Input],
     progress: &Progress,
-) -> Result<Outcome, BoxError> {
+) -> Result<Outcome> {
     let meta = &table.metadata;
     let schema = meta.current_schema()?.clone();
     let spec = meta.default_spec()?;
@@ -159,10 +158,15 @@ async fn write_and_commit(
     let failure = loop {
         match rx.recv().await {
             None => break None,
-            Some(Msg::Failed(i, e)) => break Some(format!("{}: {e}", name(i))),
+            Some(Msg::Failed(e)) => break Some(e),
             Some(Msg::Batch(i, batch)) => {
                 if let Err(e) = writer.write(&batch).await {
-                    break Some(format!("{}: {e}", name(i)));
+                    // Data that does not fit the table is the input's fault; the rest is not.
+                    break Some(if e.is_invalid_data() {
+                        Error::input(name(i), e.to_string())
+                    } else {
+                        e.into()
+                    });
                 }
                 rows += batch.num_rows() as u64;
                 progress.update(rows, bytes.load(Ordering::Relaxed), &name(i));
@@ -171,9 +175,11 @@ async fn write_and_commit(
     };
     drop(rx); // the reader stops at its next send
     let _ = reader.join();
-    if let Some(message) = failure {
+    if let Some(cause) = failure {
         let _ = writer.abort().await;
-        return Err(format!("{message}\nnothing was committed; the table is unchanged").into());
+        return Err(Error::Aborted {
+            cause: Box::new(cause),
+        });
     }
     let files = writer.close().await?;
     let input_bytes = inputs.iter().map(|i| i.size).sum();
@@ -237,14 +243,15 @@ fn read_all(
                 delimiter,
             },
             Err(e) => {
-                let _ = tx.blocking_send(Msg::Failed(i, e));
+                let _ = tx.blocking_send(Msg::Failed(e));
                 return;
             }
         };
+        let file = || input.path.display();
         let batches = match input::open(input, target, &options, bytes.clone()) {
             Ok(b) => b,
             Err(e) => {
-                let _ = tx.blocking_send(Msg::Failed(i, e));
+                let _ = tx.blocking_send(Msg::Failed(Error::input(file(), e)));
                 return;
             }
         };
@@ -252,9 +259,9 @@ fn read_all(
             let msg = match batch {
                 Ok(b) if b.num_rows() == 0 => continue,
                 Ok(b) => Msg::Batch(i, b),
-                Err(e) => Msg::Failed(i, e),
+                Err(e) => Msg::Failed(Error::input(file(), e)),
             };
-            let failed = matches!(msg, Msg::Failed(..));
+            let failed = matches!(msg, Msg::Failed(_));
             if tx.blocking_send(msg).is_err() || failed {
                 return;
             }
@@ -268,7 +275,7 @@ fn report(
     inputs: &[Input],
     outcome: &Outcome,
     progress: &Progress,
-) -> Result<(), BoxError> {
+) -> Result<()> {
     let secs = progress.elapsed().as_secs_f64();
     let file_bytes: i64 = outcome.files.iter().map(|f| f.file_size_in_bytes).sum();
     if as_json {

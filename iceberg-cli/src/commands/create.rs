@@ -7,10 +7,10 @@ use iceberg_append::{Table, TableCreation, TableIdent};
 use iceberg_spec::{FormatVersion, Schema};
 use serde_json::json;
 
-use crate::BoxError;
 use crate::catalog::{OpenCatalog, parse_table_name};
 use crate::cli::{Cli, CreateArgs, TableDefArgs};
 use crate::describe;
+use crate::error::{Error, Result};
 use crate::input::{self, Input, ReadOptions};
 use crate::partition_expr;
 use crate::schema_infer;
@@ -19,13 +19,13 @@ use crate::schema_infer;
 ///
 /// # Errors
 /// A bad definition (named), an existing table, or a catalog failure.
-pub(crate) async fn run(cli: &Cli, args: &CreateArgs) -> Result<(), BoxError> {
+pub(crate) async fn run(cli: &Cli, args: &CreateArgs) -> Result<()> {
     let ident = parse_table_name(&args.table)?;
     let source = args
         .def
         .schema_from
         .as_deref()
-        .ok_or("--schema-from <file> is required")?;
+        .ok_or_else(|| Error::Usage("--schema-from <file> is required".into()))?;
     let schema = schema_from_file(source, args.def.format_version, None)?;
     let creation = creation(&args.def, schema)?;
     let open = OpenCatalog::open(cli, true).await?;
@@ -50,7 +50,7 @@ pub(crate) async fn create(
     open: &OpenCatalog,
     ident: &TableIdent,
     creation: TableCreation,
-) -> Result<(Table, Created), BoxError> {
+) -> Result<(Table, Created)> {
     let namespace = open.ensure_namespace(&ident.namespace_ident()).await?;
     match open.catalog.create_table(ident, creation).await {
         Ok(t) => Ok((t, Created { namespace })),
@@ -59,7 +59,7 @@ pub(crate) async fn create(
                 let _ = open.catalog.drop_namespace(&ident.namespace_ident()).await;
             }
             if e.is_already_exists() {
-                return Err(format!("table `{ident}` already exists").into());
+                return Err(Error::Table(format!("table `{ident}` already exists")));
             }
             Err(e.into())
         }
@@ -75,21 +75,21 @@ pub(crate) fn schema_from_file(
     path: &Path,
     format_version: u8,
     delimiter: Option<&str>,
-) -> Result<Schema, BoxError> {
+) -> Result<Schema> {
     if let Some(schema) = iceberg_schema_json(path)? {
         return Ok(schema);
     }
     let inputs = input::expand(&[path.display().to_string()], None)?;
     let Some(first) = inputs.first() else {
-        return Err(format!("{}: no such file", path.display()).into());
+        return Err(Error::input(path.display(), "no such file"));
     };
     let arrow = input::file_schema(first, &read_options(first, delimiter.unwrap_or(","))?)?;
     schema_infer::iceberg_schema(&arrow, format_version)
-        .map_err(|e| format!("{}: {e}", path.display()).into())
+        .map_err(|e| Error::input(path.display(), e.to_string()))
 }
 
 /// Read options for schema inference of `input`.
-pub(crate) fn read_options(input: &Input, delimiter: &str) -> Result<ReadOptions, BoxError> {
+pub(crate) fn read_options(input: &Input, delimiter: &str) -> Result<ReadOptions> {
     Ok(ReadOptions {
         batch_size: 8192,
         delimiter: input::delimiter_for(&input.path, delimiter)?,
@@ -97,19 +97,19 @@ pub(crate) fn read_options(input: &Input, delimiter: &str) -> Result<ReadOptions
 }
 
 /// `Some` when `path` is a `.json` file holding one Iceberg schema object.
-fn iceberg_schema_json(path: &Path) -> Result<Option<Schema>, BoxError> {
+fn iceberg_schema_json(path: &Path) -> Result<Option<Schema>> {
     let is_json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     let small = std::fs::metadata(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?
+        .map_err(|e| Error::input(path.display(), format!("cannot read: {e}")))?
         .len()
         < 16 << 20;
     if !is_json || !small {
         return Ok(None);
     }
     let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        .map_err(|e| Error::input(path.display(), format!("cannot read: {e}")))?;
     let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
         return Ok(None); // several lines: NDJSON data
     };
@@ -118,17 +118,18 @@ fn iceberg_schema_json(path: &Path) -> Result<Option<Schema>, BoxError> {
     }
     Schema::from_json(&value)
         .map(Some)
-        .map_err(|e| format!("{}: not an Iceberg schema: {e}", path.display()).into())
+        .map_err(|e| Error::input(path.display(), format!("not an Iceberg schema: {e}")))
 }
 
 /// The table definition of `def` over `schema` (location left to the catalog).
 ///
 /// # Errors
 /// A bad format version, partition or sort expression, named.
-pub(crate) fn creation(def: &TableDefArgs, schema: Schema) -> Result<TableCreation, BoxError> {
-    let format_version = FormatVersion::from_number(i64::from(def.format_version))?;
-    let spec = partition_expr::partition_spec(&def.partition, &schema)?;
-    let sort_order = partition_expr::sort_order(&def.sort, &schema)?;
+pub(crate) fn creation(def: &TableDefArgs, schema: Schema) -> Result<TableCreation> {
+    let format_version = FormatVersion::from_number(i64::from(def.format_version))
+        .map_err(|e| Error::Usage(format!("--format-version: {e}")))?;
+    let spec = partition_expr::partition_spec(&def.partition, &schema).map_err(Error::Usage)?;
+    let sort_order = partition_expr::sort_order(&def.sort, &schema).map_err(Error::Usage)?;
     let mut creation = TableCreation::new("", schema);
     creation.spec = spec;
     creation.sort_order = sort_order;
@@ -137,7 +138,7 @@ pub(crate) fn creation(def: &TableDefArgs, schema: Schema) -> Result<TableCreati
     Ok(creation)
 }
 
-fn report(as_json: bool, ident: &TableIdent, table: &Table) -> Result<(), BoxError> {
+fn report(as_json: bool, ident: &TableIdent, table: &Table) -> Result<()> {
     let meta = &table.metadata;
     let schema = meta.current_schema()?;
     let spec = meta.default_spec()?;

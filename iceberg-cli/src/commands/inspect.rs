@@ -8,16 +8,16 @@ use iceberg_spec::{DataFile, ManifestStatus, Schema, TableMetadata};
 use serde_json::{Value, json};
 
 use super::{format_ms, short};
-use crate::BoxError;
 use crate::catalog::OpenCatalog;
 use crate::cli::Cli;
 use crate::describe;
+use crate::error::Result;
 
 /// Runs `iceberg inspect`.
 ///
 /// # Errors
 /// A missing table, or metadata that cannot be read.
-pub(crate) async fn run(cli: &Cli, name: &str, with_files: bool) -> Result<(), BoxError> {
+pub(crate) async fn run(cli: &Cli, name: &str, with_files: bool) -> Result<()> {
     let open = OpenCatalog::open(cli, false).await?;
     let result = async {
         let (ident, table) = open.load(name).await?;
@@ -26,7 +26,7 @@ pub(crate) async fn run(cli: &Cli, name: &str, with_files: bool) -> Result<(), B
         } else {
             None
         };
-        Ok::<_, BoxError>((ident, table, files))
+        Ok::<_, crate::error::Error>((ident, table, files))
     }
     .await;
     open.close().await;
@@ -115,10 +115,7 @@ pub(crate) async fn run(cli: &Cli, name: &str, with_files: bool) -> Result<(), B
 ///
 /// # Errors
 /// When a manifest list or manifest cannot be read.
-pub(crate) async fn live_files(
-    io: &FileIo,
-    meta: &TableMetadata,
-) -> Result<Vec<DataFile>, BoxError> {
+pub(crate) async fn live_files(io: &FileIo, meta: &TableMetadata) -> Result<Vec<DataFile>> {
     let Some(snap) = meta.current_snapshot() else {
         return Ok(Vec::new());
     };
@@ -169,7 +166,7 @@ fn partition_text(f: &DataFile, meta: &TableMetadata, schema: &Schema) -> String
     }
 }
 
-fn print_file(f: &DataFile, meta: &TableMetadata, schema: &Schema) -> Result<(), BoxError> {
+fn print_file(f: &DataFile, meta: &TableMetadata, schema: &Schema) -> Result<()> {
     outln!(
         "  {}  [{}] {} rows, {} bytes",
         short(&f.file_path, &meta.location),

@@ -3,9 +3,9 @@
 use serde_json::json;
 
 use super::format_ms;
-use crate::BoxError;
 use crate::catalog::OpenCatalog;
 use crate::cli::Cli;
+use crate::error::Result;
 
 /// Summary keys shown per snapshot, with their column headings.
 const COUNTS: [(&str, &str); 4] = [
@@ -19,7 +19,7 @@ const COUNTS: [(&str, &str); 4] = [
 ///
 /// # Errors
 /// A missing table.
-pub(crate) async fn run(cli: &Cli, name: &str) -> Result<(), BoxError> {
+pub(crate) async fn run(cli: &Cli, name: &str) -> Result<()> {
     let open = OpenCatalog::open(cli, false).await?;
     let loaded = open.load(name).await;
     open.close().await;

@@ -13,15 +13,15 @@ use iceberg_write::{WriteOptions, write_data_files};
 use rand::{Rng, SeedableRng};
 
 use super::tree;
-use crate::BoxError;
 use crate::catalog::OpenCatalog;
 use crate::cli::Cli;
+use crate::error::Result;
 
 const CATEGORIES: [&str; 8] = [
     "books", "games", "garden", "music", "outdoors", "toys", "tools", "travel",
 ];
 
-fn events_schema() -> Result<Schema, BoxError> {
+fn events_schema() -> Result<Schema> {
     Ok(Schema::new(
         0,
         vec![
@@ -41,7 +41,7 @@ fn sample(
     first_id: i64,
     rows: usize,
     seed: u64,
-) -> Result<RecordBatch, BoxError> {
+) -> Result<RecordBatch> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let start = 1_767_225_600_000_000i64; // 2026-01-01T00:00:00Z
     let ids: Vec<i64> = (0..rows as i64).map(|i| first_id + i).collect();
@@ -74,17 +74,18 @@ fn sample(
 ///
 /// # Errors
 /// When the catalog cannot be opened or a write or commit fails.
-pub(crate) async fn run(cli: &Cli, rows: usize) -> Result<(), BoxError> {
+pub(crate) async fn run(cli: &Cli, rows: usize) -> Result<()> {
     let open = OpenCatalog::open(cli, true).await?;
     let result = run_in(&open, rows).await;
     open.close().await;
     result
 }
 
-async fn run_in(open: &OpenCatalog, rows: usize) -> Result<(), BoxError> {
+async fn run_in(open: &OpenCatalog, rows: usize) -> Result<()> {
     let catalog = open.catalog.as_ref();
     let env = SystemEnvironment;
-    let demo = NamespaceIdent::parse("demo").ok_or("bad namespace")?;
+    let demo = NamespaceIdent::parse("demo")
+        .ok_or_else(|| crate::error::Error::Usage("bad namespace `demo`".into()))?;
     open.ensure_namespace(&demo).await?;
     let ident = TableIdent::new(demo, "events");
     let mut table = if catalog.table_exists(&ident).await? {

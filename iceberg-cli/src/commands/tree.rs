@@ -11,9 +11,9 @@ use iceberg_io::FileIo;
 use iceberg_spec::{ManifestFile, ManifestStatus, Snapshot};
 
 use super::short;
-use crate::BoxError;
 use crate::catalog::OpenCatalog;
 use crate::cli::Cli;
+use crate::error::Result;
 
 /// One data file under a manifest.
 #[derive(Debug)]
@@ -41,11 +41,7 @@ struct Model<'a> {
     manifests: Vec<ManifestNode>,
 }
 
-async fn model<'a>(
-    io: &FileIo,
-    table: &'a Table,
-    snapshot: &'a Snapshot,
-) -> Result<Model<'a>, BoxError> {
+async fn model<'a>(io: &FileIo, table: &'a Table, snapshot: &'a Snapshot) -> Result<Model<'a>> {
     let id = snapshot.snapshot_id;
     let mut manifests = Vec::new();
     for m in read_manifest_list(io, snapshot.manifest_list.as_deref()).await? {
@@ -216,7 +212,7 @@ fn render_dot(m: &Model<'_>, loc: &str) -> String {
 ///
 /// # Errors
 /// When a manifest list or manifest cannot be read, or stdout is closed.
-pub(crate) async fn print(io: &FileIo, table: &Table) -> Result<(), BoxError> {
+pub(crate) async fn print(io: &FileIo, table: &Table) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let Some(snap) = table.metadata.current_snapshot() else {
         writeln!(
@@ -235,12 +231,7 @@ pub(crate) async fn print(io: &FileIo, table: &Table) -> Result<(), BoxError> {
 ///
 /// # Errors
 /// A missing table or snapshot, or unreadable metadata.
-pub(crate) async fn run(
-    cli: &Cli,
-    name: &str,
-    snapshot: Option<i64>,
-    dot: bool,
-) -> Result<(), BoxError> {
+pub(crate) async fn run(cli: &Cli, name: &str, snapshot: Option<i64>, dot: bool) -> Result<()> {
     let open = OpenCatalog::open(cli, false).await?;
     let result = async {
         let (ident, table) = open.load(name).await?;
@@ -252,14 +243,14 @@ pub(crate) async fn run(
                     .iter()
                     .map(|s| s.snapshot_id.to_string())
                     .collect();
-                format!(
+                crate::error::Error::Table(format!(
                     "table `{ident}` has no snapshot {id} (snapshots: {})",
                     if ids.is_empty() {
                         "none".into()
                     } else {
                         ids.join(", ")
                     }
-                )
+                ))
             })?,
             None => match meta.current_snapshot() {
                 Some(s) => s,
@@ -276,7 +267,7 @@ pub(crate) async fn run(
         } else {
             render_text(&m, &meta.location, &mut out)?;
         }
-        Ok::<(), BoxError>(())
+        Ok::<(), crate::error::Error>(())
     }
     .await;
     open.close().await;

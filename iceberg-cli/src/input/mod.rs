@@ -21,8 +21,8 @@ use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
 use iceberg_spec::Schema;
 
-use crate::BoxError;
 use crate::cli::InputFormat;
+use crate::error::{Error, Result};
 
 /// A stream of batches of one file; errors are messages without the file name.
 pub(crate) type Batches = Box<dyn Iterator<Item = Result<RecordBatch, String>> + Send>;
@@ -75,21 +75,18 @@ pub(crate) fn format_of(path: &Path) -> Option<InputFormat> {
 ///
 /// # Errors
 /// A bad pattern, a pattern or path that names no file, or a file of unknown format.
-pub(crate) fn expand(
-    patterns: &[String],
-    forced: Option<InputFormat>,
-) -> Result<Vec<Input>, BoxError> {
+pub(crate) fn expand(patterns: &[String], forced: Option<InputFormat>) -> Result<Vec<Input>> {
     let mut out = Vec::new();
     for pattern in patterns {
         let paths: Vec<PathBuf> = if pattern.contains(['*', '?', '[']) {
             let mut found: Vec<PathBuf> = glob::glob(pattern)
-                .map_err(|e| format!("bad glob `{pattern}`: {e}"))?
+                .map_err(|e| Error::Usage(format!("bad glob `{pattern}`: {e}")))?
                 .filter_map(Result::ok)
                 .filter(|p| p.is_file())
                 .collect();
             found.sort();
             if found.is_empty() {
-                return Err(format!("`{pattern}` matches no file").into());
+                return Err(Error::input(pattern, "matches no file"));
             }
             found
         } else {
@@ -97,12 +94,12 @@ pub(crate) fn expand(
         };
         for path in paths {
             let meta = std::fs::metadata(&path)
-                .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+                .map_err(|e| Error::input(path.display(), format!("cannot read: {e}")))?;
             let format = forced.or_else(|| format_of(&path)).ok_or_else(|| {
-                format!(
-                    "{}: unknown format (use .parquet, .csv, .tsv, .json/.ndjson/.jsonl, \
+                Error::input(
+                    path.display(),
+                    "unknown format (use .parquet, .csv, .tsv, .json/.ndjson/.jsonl, \
                      .arrow/.arrows/.feather, or pass --format)",
-                    path.display()
                 )
             })?;
             out.push(Input {
@@ -119,14 +116,14 @@ pub(crate) fn expand(
 ///
 /// # Errors
 /// When the file cannot be read or parsed, naming it.
-pub(crate) fn file_schema(input: &Input, options: &ReadOptions) -> Result<ArrowSchema, BoxError> {
+pub(crate) fn file_schema(input: &Input, options: &ReadOptions) -> Result<ArrowSchema> {
     let r = match input.format {
         InputFormat::Parquet => parquet::schema(&input.path),
         InputFormat::Csv => csv::infer_schema(&input.path, options.delimiter),
         InputFormat::Json => json::infer_schema(&input.path),
         InputFormat::Ipc => ipc::schema(&input.path),
     };
-    r.map_err(|e| format!("{}: {e}", input.path.display()).into())
+    r.map_err(|e| Error::input(input.path.display(), e))
 }
 
 /// Opens `input` as a stream of batches; `progress` counts the bytes consumed.
@@ -148,7 +145,10 @@ pub(crate) fn open(
 }
 
 /// The CSV delimiter of a file: `--delimiter`, except that `.tsv` files default to tab.
-pub(crate) fn delimiter_for(path: &Path, given: &str) -> Result<u8, String> {
+///
+/// # Errors
+/// A delimiter that is not one byte ([`Error::Usage`]).
+pub(crate) fn delimiter_for(path: &Path, given: &str) -> Result<u8> {
     let is_tsv = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("tsv"));
@@ -156,7 +156,9 @@ pub(crate) fn delimiter_for(path: &Path, given: &str) -> Result<u8, String> {
         "," if is_tsv => Ok(b'\t'),
         "\\t" | "tab" | "\t" => Ok(b'\t'),
         s if s.len() == 1 => Ok(s.as_bytes()[0]),
-        s => Err(format!("--delimiter `{s}` must be one byte (or `\\t`)")),
+        s => Err(Error::Usage(format!(
+            "--delimiter `{s}` must be one byte (or `\\t`)"
+        ))),
     }
 }
 

@@ -213,3 +213,37 @@ fn failed_append_create_leaves_no_table() {
     assert!(err.contains("does not exist"), "{err}");
     assert!(crate::files_under(&env.warehouse().join("fresh")).is_empty());
 }
+
+/// Scripts tell failures apart by exit status, and by the `--json` error object on stderr.
+#[test]
+fn errors_have_a_kind_and_an_exit_status() {
+    let env = Env::new();
+    create_events(&env);
+    let good = fixtures::parquet(&env, "good.parquet", &[1]);
+    let good = good.to_str().unwrap();
+    let status = |args: &[&str]| env.run(args).status.code();
+    assert_eq!(status(&["append", "no_namespace", good]), Some(2), "usage");
+    assert_eq!(
+        status(&["append", "db.events", good, "--delimiter", ";;"]),
+        Some(2)
+    );
+    assert_eq!(status(&["append", "db.missing", good]), Some(4), "table");
+    assert_eq!(
+        status(&["append", "db.events", "nothing-*.csv"]),
+        Some(3),
+        "input"
+    );
+
+    let bad = env.write("bad.csv", "id,name\n1,a\nzz,c\n");
+    let before = env.state("db.events");
+    let out = env.run(&["--json", "append", "db.events", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let last = stderr.lines().last().unwrap_or_default();
+    let err: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(err["error"]["kind"], "input", "{stderr}");
+    assert_eq!(err["error"]["exit_status"], 3);
+    let message = err["error"]["message"].as_str().unwrap();
+    assert!(message.contains("bad.csv") && message.contains("nothing was committed"));
+    assert_eq!(env.state("db.events"), before);
+}

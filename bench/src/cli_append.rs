@@ -1,0 +1,113 @@
+//! `iceberg append` of the events data set (issue 7): the release binary streams one
+//! Parquet file of all the rows into a new `day(ts)` table; its peak RSS, polled from
+//! `/proc/<pid>/status`, against the size of the input in Arrow.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::data;
+use crate::measure::mib;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What the run needs.
+pub(crate) struct CliArgs {
+    pub(crate) rows: usize,
+    pub(crate) work_dir: PathBuf,
+    /// The release `iceberg` binary.
+    pub(crate) binary: PathBuf,
+}
+
+/// The child's `VmHWM` in bytes, while it runs.
+fn peak_rss_of(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+pub(crate) fn run(args: &CliArgs) -> Result<(), BoxError> {
+    if !args.binary.exists() {
+        println!(
+            "skipped: {} not built (`cargo build --release -p iceberg-cli`)",
+            args.binary.display()
+        );
+        return Ok(());
+    }
+    let dir = args.work_dir.join("cli-append");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let input = dir.join("events.parquet");
+    let batches = data::generate(args.rows)?;
+    let arrow_bytes: usize = batches.iter().map(|b| b.get_array_memory_size()).sum();
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+        .build();
+    let mut w = ArrowWriter::try_new(File::create(&input)?, data::arrow_schema(), Some(props))?;
+    for b in &batches {
+        w.write(b)?;
+    }
+    w.close()?;
+    drop(batches);
+    let input_bytes = std::fs::metadata(&input)?.len();
+    let (wall, peak, out) = append(&args.binary, &dir, &input)?;
+    if !out.status.success() {
+        return Err(format!(
+            "iceberg append failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    println!(
+        "`iceberg append bench.events events.parquet --create --partition 'day(ts)'` (release), \
+         {} rows from one {:.1} MiB Parquet file ({:.1} MiB in Arrow):",
+        args.rows,
+        mib(input_bytes),
+        mib(arrow_bytes as u64)
+    );
+    println!(
+        "wall {:.2} s, {:.2} M rows/s, {} data files, {:.1} MiB written, peak RSS {}",
+        wall.as_secs_f64(),
+        args.rows as f64 / wall.as_secs_f64() / 1e6,
+        report["added_data_files"],
+        report["added_files_size_bytes"].as_f64().unwrap_or(0.0) / (1024.0 * 1024.0),
+        peak.map_or_else(|| "n/a".to_string(), |p| format!("{:.0} MiB", mib(p)))
+    );
+    std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
+
+/// Runs the append, polling the child's peak RSS until it exits.
+fn append(
+    binary: &Path,
+    dir: &Path,
+    input: &Path,
+) -> Result<(Duration, Option<u64>, std::process::Output), BoxError> {
+    let started = Instant::now();
+    let mut child = Command::new(binary)
+        .current_dir(dir)
+        .args(["--warehouse", "wh", "--json", "append", "bench.events"])
+        .arg(input)
+        .args(["--create", "--partition", "day(ts)"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut peak = None;
+    while child.try_wait()?.is_none() {
+        // VmHWM only grows: the last reading before exit is the peak (to within a poll).
+        if let Some(p) = peak_rss_of(child.id()) {
+            peak = Some(p);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let wall = started.elapsed();
+    let out = child.wait_with_output()?;
+    Ok((wall, peak, out))
+}
