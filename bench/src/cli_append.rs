@@ -22,6 +22,8 @@ pub(crate) struct CliArgs {
     pub(crate) work_dir: PathBuf,
     /// The release `iceberg` binary.
     pub(crate) binary: PathBuf,
+    /// `key=value` table properties of the created table.
+    pub(crate) table_properties: Vec<String>,
 }
 
 /// The child's `VmHWM` in bytes, while it runs.
@@ -56,7 +58,7 @@ pub(crate) fn run(args: &CliArgs) -> Result<(), BoxError> {
     w.close()?;
     drop(batches);
     let input_bytes = std::fs::metadata(&input)?.len();
-    let (wall, peak, out) = append(&args.binary, &dir, &input)?;
+    let (wall, peak, out) = append(&args.binary, &dir, &input, &args.table_properties)?;
     if !out.status.success() {
         return Err(format!(
             "iceberg append failed: {}",
@@ -66,8 +68,12 @@ pub(crate) fn run(args: &CliArgs) -> Result<(), BoxError> {
     }
     let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     println!(
-        "`iceberg append bench.events events.parquet --create --partition 'day(ts)'` (release), \
-         {} rows from one {:.1} MiB Parquet file ({:.1} MiB in Arrow):",
+        "`iceberg append bench.events events.parquet --create --partition 'day(ts)'{}` \
+         (release), {} rows from one {:.1} MiB Parquet file ({:.1} MiB in Arrow):",
+        args.table_properties
+            .iter()
+            .map(|p| format!(" --property {p}"))
+            .collect::<String>(),
         args.rows,
         mib(input_bytes),
         mib(arrow_bytes as u64)
@@ -89,6 +95,7 @@ fn append(
     binary: &Path,
     dir: &Path,
     input: &Path,
+    table_properties: &[String],
 ) -> Result<(Duration, Option<u64>, std::process::Output), BoxError> {
     let started = Instant::now();
     let mut child = Command::new(binary)
@@ -96,6 +103,11 @@ fn append(
         .args(["--warehouse", "wh", "--json", "append", "bench.events"])
         .arg(input)
         .args(["--create", "--partition", "day(ts)"])
+        .args(
+            table_properties
+                .iter()
+                .flat_map(|p| ["--property", p.as_str()]),
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;

@@ -53,6 +53,9 @@ struct Cli {
     /// Data files in the single big commit (0 skips it).
     #[arg(long, default_value_t = 100_000)]
     big_files: usize,
+    /// Table property `key=value` for the table `append-cli` creates; repeatable.
+    #[arg(long = "table-property", value_name = "KEY=VALUE")]
+    table_properties: Vec<String>,
     /// Scratch folder (default `<workspace>/target/bench-tmp`).
     #[arg(long)]
     work_dir: Option<PathBuf>,
@@ -151,6 +154,7 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
             rows: cli.rows,
             work_dir: work_dir.clone(),
             binary: root.join("target").join("release").join("iceberg"),
+            table_properties: cli.table_properties.clone(),
         })?;
     }
     Ok(())

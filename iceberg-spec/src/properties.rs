@@ -48,6 +48,13 @@ pub const DEFAULT_WRITE_MAX_OPEN_FILES: usize = 64;
 pub const WRITE_SORT_BUFFER_BYTES: &str = "write.sort.buffer-size-bytes";
 /// Default sort buffer: 256 MiB.
 pub const DEFAULT_WRITE_SORT_BUFFER_BYTES: u64 = 256 * 1024 * 1024;
+/// Ours: bytes of row groups that all the files a writer has open may buffer together;
+/// past it the largest buffered row group is written out early, so memory stays bounded
+/// however many partitions are open (each file still caps its own row groups at
+/// `write.parquet.row-group-size-bytes`).
+pub const WRITE_BUFFER_SIZE_BYTES: &str = "write.buffer-size-bytes";
+/// Default shared buffer: 128 MiB, one Java-sized row group.
+pub const DEFAULT_WRITE_BUFFER_SIZE_BYTES: u64 = 128 * 1024 * 1024;
 /// Where data files go (default `<location>/data`).
 pub const WRITE_DATA_PATH: &str = "write.data.path";
 /// Where metadata files go (default `<location>/metadata`).
@@ -236,6 +243,8 @@ pub struct TableProperties {
     pub max_open_files: usize,
     /// Input buffered per sorted run by the streaming writer.
     pub sort_buffer_bytes: u64,
+    /// Row-group bytes all open files may buffer together.
+    pub buffer_size_bytes: u64,
     /// Data file location override.
     pub data_path: Option<String>,
     /// Metadata file location override.
@@ -400,6 +409,8 @@ impl TableProperties {
             max_open_files: p.positive(WRITE_MAX_OPEN_FILES, DEFAULT_WRITE_MAX_OPEN_FILES)?,
             sort_buffer_bytes: p
                 .positive(WRITE_SORT_BUFFER_BYTES, DEFAULT_WRITE_SORT_BUFFER_BYTES)?,
+            buffer_size_bytes: p
+                .positive(WRITE_BUFFER_SIZE_BYTES, DEFAULT_WRITE_BUFFER_SIZE_BYTES)?,
             data_path: props.get(WRITE_DATA_PATH).cloned(),
             metadata_path: props.get(WRITE_METADATA_PATH).cloned(),
             object_storage_enabled: p.flag(WRITE_OBJECT_STORAGE_ENABLED, false)?,

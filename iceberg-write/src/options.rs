@@ -44,6 +44,9 @@ pub struct WriteOptions {
     /// With a sort order, input bytes the streaming writer gathers before sorting them into
     /// one run per partition (`write.sort.buffer-size-bytes`).
     pub sort_buffer_bytes: u64,
+    /// Row-group bytes all open files may buffer together before the largest buffered row
+    /// group is written out early (`write.buffer-size-bytes`).
+    pub buffer_size_bytes: u64,
     /// Metrics modes per column.
     pub metrics: MetricsConfig,
     /// Where data files go instead of `<location>/data` (`write.data.path`).
@@ -93,6 +96,7 @@ impl WriteOptions {
             target_file_size_bytes: props.target_file_size_bytes,
             max_open_files: props.max_open_files,
             sort_buffer_bytes: props.sort_buffer_bytes,
+            buffer_size_bytes: props.buffer_size_bytes,
             metrics: MetricsConfig::from_properties(&props.metrics),
             data_location: props.data_path.clone(),
             object_storage_enabled: props.object_storage_enabled,
@@ -158,6 +162,12 @@ impl WriteOptions {
         self
     }
 
+    /// The same options with another shared row-group buffer.
+    pub fn with_buffer_size_bytes(mut self, bytes: u64) -> Self {
+        self.buffer_size_bytes = bytes;
+        self
+    }
+
     /// The same options with another sort buffer.
     pub fn with_sort_buffer_bytes(mut self, bytes: u64) -> Self {
         self.sort_buffer_bytes = bytes;
@@ -184,7 +194,8 @@ impl WriteOptions {
         positive("dict_size_bytes", self.dict_size_bytes as u64)?;
         positive("target_file_size_bytes", self.target_file_size_bytes)?;
         positive("max_open_files", self.max_open_files as u64)?;
-        positive("sort_buffer_bytes", self.sort_buffer_bytes)
+        positive("sort_buffer_bytes", self.sort_buffer_bytes)?;
+        positive("buffer_size_bytes", self.buffer_size_bytes)
     }
 }
 

@@ -247,3 +247,52 @@ fn errors_have_a_kind_and_an_exit_status() {
     assert!(message.contains("bad.csv") && message.contains("nothing was committed"));
     assert_eq!(env.state("db.events"), before);
 }
+
+/// On a terminal `append` shows its progress (bytes read of the total, rows, rows/s and the
+/// file) and clears it at the end; piped, it shows none.
+#[test]
+fn progress_on_a_terminal_and_none_when_piped() {
+    let env = Env::new();
+    let mut text = String::from("id,name\n");
+    for i in 0..100_000 {
+        text.push_str(&format!("{i},n{}\n", i % 97));
+    }
+    let csv = env.write("many.csv", &text);
+    let csv = csv.to_str().unwrap();
+    let out = env.run(&[
+        "append",
+        "db.piped",
+        csv,
+        "--create",
+        "--batch-size",
+        "2000",
+    ]);
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("rows/s"));
+    // util-linux `script` runs the command on a pseudo-terminal and records its screen.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("\n*** SKIPPED the terminal half: no `script` (util-linux) on PATH ***\n");
+        return;
+    }
+    let command = format!(
+        "'{}' --warehouse '{}' append db.tty '{csv}' --create --batch-size 2000",
+        env!("CARGO_BIN_EXE_iceberg"),
+        env.warehouse().display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(env.dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(screen.contains(" rows/s "), "{screen}");
+    assert!(screen.contains("many.csv"), "{screen}");
+    assert!(screen.contains("KiB/"), "bytes read of the total: {screen}");
+    assert!(screen.contains("added 100000 rows"), "{screen}");
+    assert_eq!(total_records(&env, "db.tty"), 100_000);
+}

@@ -106,6 +106,19 @@ impl ParquetFile {
         Ok(())
     }
 
+    /// Estimated bytes of the row group being buffered.
+    pub(crate) fn buffered_bytes(&self) -> u64 {
+        self.writer.in_progress_size() as u64
+    }
+
+    /// Writes the buffered rows out as a row group now.
+    pub(crate) async fn flush_row_group(&mut self) -> Result<()> {
+        self.writer
+            .flush()
+            .await
+            .map_err(|e| Error::parquet(&self.path, e))
+    }
+
     /// Bytes flushed so far plus the estimated size of the buffered row group.
     pub(crate) fn estimated_size(&self) -> u64 {
         (self.writer.bytes_written() + self.writer.in_progress_size()) as u64

@@ -407,6 +407,29 @@ impl DataFileWriter {
                     jobs.push_back(job);
                 }
             }
+            self.keep_buffers_within_budget().await?;
+        }
+        Ok(())
+    }
+
+    /// Writes out the largest buffered row groups until the open files together buffer at
+    /// most `write.buffer-size-bytes`: each file's row groups are capped on their own, but
+    /// many open files could otherwise hold that cap each.
+    async fn keep_buffers_within_budget(&mut self) -> Result<()> {
+        let budget = self.options.buffer_size_bytes;
+        let mut total: u64 = self.open.values().map(|f| f.file.buffered_bytes()).sum();
+        while total > budget {
+            let Some(largest) = self
+                .open
+                .values_mut()
+                .max_by_key(|f| f.file.buffered_bytes())
+                .filter(|f| f.file.buffered_bytes() > 0)
+            else {
+                break;
+            };
+            let before = largest.file.buffered_bytes();
+            largest.file.flush_row_group().await?;
+            total = total.saturating_sub(before.saturating_sub(largest.file.buffered_bytes()));
         }
         Ok(())
     }

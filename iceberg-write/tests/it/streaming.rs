@@ -159,3 +159,54 @@ async fn futures_are_send_so_writers_can_be_spawned() {
     ));
     assert_eq!(files.await.unwrap().len(), 1);
 }
+
+/// Open files share `write.buffer-size-bytes`: past it the largest buffered row group is
+/// written out early, so eight open partitions cannot each hold a full row group; every row
+/// still lands once, and the early row groups show in the split offsets.
+#[tokio::test]
+async fn open_files_share_one_row_group_budget() {
+    let schema = schema();
+    let spec = PartitionSpec::builder(&schema)
+        .add("p", Transform::Identity)
+        .unwrap()
+        .build()
+        .unwrap();
+    let write = |budget: u64| {
+        let (schema, spec) = (schema.clone(), spec.clone());
+        async move {
+            let io = FileIo::memory();
+            let opts = options().with_buffer_size_bytes(budget);
+            let mut w = DataFileWriter::new(&io, LOCATION, &schema, &spec, None, &opts).unwrap();
+            for k in 0..20 {
+                w.write(&rows(k * 5_000..(k + 1) * 5_000, |i| i % 8))
+                    .await
+                    .unwrap();
+            }
+            (io, w.close().await.unwrap())
+        }
+    };
+    let (_, roomy) = write(1 << 30).await;
+    assert_eq!(roomy.len(), 8);
+    for f in &roomy {
+        assert_eq!(
+            f.split_offsets.as_ref().map(Vec::len),
+            Some(1),
+            "one row group"
+        );
+    }
+    let (io, tight) = write(64 * 1024).await;
+    assert_eq!(tight.len(), 8, "still one file per partition");
+    let mut ids = Vec::new();
+    for f in &tight {
+        let groups = f.split_offsets.as_ref().map_or(0, Vec::len);
+        assert!(groups > 1, "{}: {groups} row group(s)", f.file_path);
+        let (batches, meta) = read_back(&io, f).await;
+        assert_eq!(meta.num_row_groups(), groups);
+        for b in batches {
+            let col = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            ids.extend(col.values().iter().copied());
+        }
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, (0..100_000).collect::<Vec<i64>>());
+}
