@@ -8,8 +8,11 @@
 //! Module map:
 //! - [`write_data_files`] (here): write a slice of batches, get the data files back.
 //! - [`DataFileWriter`] (`writer`): the streaming writer — one open file per partition,
-//!   rolling at the target size, capped open files, every file sorted when the table has a
-//!   sort order; `file` writes one Parquet file.
+//!   rolling at the target size, every file sorted when the table has a sort order; `file`
+//!   writes one Parquet file. Memory is bounded by our own properties, not by the input:
+//!   `write.max-open-files` (64; past it the least recently used file closes) and
+//!   `write.buffer-size-bytes` (128 MiB of row groups shared by the open files; past it the
+//!   largest is written out early), plus `write.sort.buffer-size-bytes` with a sort order.
 //! - [`WriteOptions`] (`options`): codec, sizes, metrics config and file-naming ids, parsed
 //!   once from table properties.
 //! - [`arrow_schema()`] (`to_arrow`): Iceberg → Arrow with `PARQUET:field_id` everywhere.

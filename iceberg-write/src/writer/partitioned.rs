@@ -414,24 +414,54 @@ impl DataFileWriter {
 
     /// Writes out the largest buffered row groups until the open files together buffer at
     /// most `write.buffer-size-bytes`: each file's row groups are capped on their own, but
-    /// many open files could otherwise hold that cap each.
+    /// many open files could otherwise hold that cap each. The chosen files flush in tasks,
+    /// concurrently, as they fill.
     async fn keep_buffers_within_budget(&mut self) -> Result<()> {
         let budget = self.options.buffer_size_bytes;
         let mut total: u64 = self.open.values().map(|f| f.file.buffered_bytes()).sum();
-        while total > budget {
-            let Some(largest) = self
-                .open
-                .values_mut()
-                .max_by_key(|f| f.file.buffered_bytes())
-                .filter(|f| f.file.buffered_bytes() > 0)
-            else {
-                break;
-            };
-            let before = largest.file.buffered_bytes();
-            largest.file.flush_row_group().await?;
-            total = total.saturating_sub(before.saturating_sub(largest.file.buffered_bytes()));
+        if total <= budget {
+            return Ok(());
         }
-        Ok(())
+        let mut by_size: Vec<(u64, Vec<u8>)> = self
+            .open
+            .iter()
+            .map(|(k, f)| (f.file.buffered_bytes(), k.clone()))
+            .collect();
+        by_size.sort_unstable_by_key(|(bytes, _)| std::cmp::Reverse(*bytes));
+        let mut tasks = Vec::new();
+        for (bytes, key) in by_size {
+            if total <= budget || bytes == 0 {
+                break;
+            }
+            total -= bytes;
+            if let Some(mut open) = self.open.remove(&key) {
+                tasks.push((
+                    key,
+                    tokio::spawn(async move {
+                        let result = open.file.flush_row_group().await;
+                        (open, result)
+                    }),
+                ));
+            }
+        }
+        // Every file goes back into the map before an error is acted on (as in a round).
+        let mut first_error = None;
+        for (key, task) in tasks {
+            match task.await {
+                Ok((open, result)) => {
+                    self.open.insert(key, open);
+                    if let Err(e) = result {
+                        first_error.get_or_insert(e);
+                    }
+                }
+                Err(e) => {
+                    first_error.get_or_insert(Error::WriterFailed {
+                        reason: format!("a file's flush task failed: {e}"),
+                    });
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     /// The open file of partition `key`, taken out of the map for a task (opened when
