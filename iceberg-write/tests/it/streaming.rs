@@ -22,6 +22,15 @@ fn schema() -> Schema {
     .unwrap()
 }
 
+/// Identity-partitioned by `p`.
+fn by_p(schema: &Schema) -> PartitionSpec {
+    PartitionSpec::builder(schema)
+        .add("p", Transform::Identity)
+        .unwrap()
+        .build()
+        .unwrap()
+}
+
 fn rows(ids: std::ops::Range<i64>, p: impl Fn(i64) -> i64) -> RecordBatch {
     let ids: Vec<i64> = ids.collect();
     let ps: Vec<i64> = ids.iter().map(|i| p(*i)).collect();
@@ -40,11 +49,7 @@ fn rows(ids: std::ops::Range<i64>, p: impl Fn(i64) -> i64) -> RecordBatch {
 #[tokio::test]
 async fn one_file_per_partition_across_batches() {
     let schema = schema();
-    let spec = PartitionSpec::builder(&schema)
-        .add("p", Transform::Identity)
-        .unwrap()
-        .build()
-        .unwrap();
+    let spec = by_p(&schema);
     let io = FileIo::memory();
     let mut w = DataFileWriter::new(&io, LOCATION, &schema, &spec, None, &options()).unwrap();
     for k in 0..4 {
@@ -91,11 +96,7 @@ async fn rolls_at_target_size() {
 #[tokio::test]
 async fn open_file_cap_closes_least_recently_used() {
     let schema = schema();
-    let spec = PartitionSpec::builder(&schema)
-        .add("p", Transform::Identity)
-        .unwrap()
-        .build()
-        .unwrap();
+    let spec = by_p(&schema);
     let io = FileIo::memory();
     let opts = options().with_max_open_files(1);
     let mut w = DataFileWriter::new(&io, LOCATION, &schema, &spec, None, &opts).unwrap();
@@ -166,11 +167,7 @@ async fn futures_are_send_so_writers_can_be_spawned() {
 #[tokio::test]
 async fn open_files_share_one_row_group_budget() {
     let schema = schema();
-    let spec = PartitionSpec::builder(&schema)
-        .add("p", Transform::Identity)
-        .unwrap()
-        .build()
-        .unwrap();
+    let spec = by_p(&schema);
     let write = |budget: u64| {
         let (schema, spec) = (schema.clone(), spec.clone());
         async move {
