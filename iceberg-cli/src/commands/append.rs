@@ -181,7 +181,10 @@ async fn write_and_commit(
             cause: Box::new(cause),
         });
     }
-    let files = writer.close().await?;
+    // A failed close has already deleted what the writer wrote.
+    let files = writer.close().await.map_err(|e| Error::Aborted {
+        cause: Box::new(e.into()),
+    })?;
     let input_bytes = inputs.iter().map(|i| i.size).sum();
     if files.is_empty() {
         return Ok(Outcome {

@@ -428,6 +428,9 @@ impl DataFileWriter {
             .map(|(k, f)| (f.file.buffered_bytes(), k.clone()))
             .collect();
         by_size.sort_unstable_by_key(|(bytes, _)| std::cmp::Reverse(*bytes));
+        // As in a round: while files are out in tasks, a cancelled write leaves the writer
+        // unusable rather than silently short of them.
+        self.failed = Some("a write was interrupted while its files were in tasks".into());
         let mut tasks = Vec::new();
         for (bytes, key) in by_size {
             if total <= budget || bytes == 0 {
@@ -461,7 +464,13 @@ impl DataFileWriter {
                 }
             }
         }
-        first_error.map_or(Ok(()), Err)
+        match first_error {
+            Some(e) => Err(e),
+            None => {
+                self.failed = None;
+                Ok(())
+            }
+        }
     }
 
     /// The open file of partition `key`, taken out of the map for a task (opened when
