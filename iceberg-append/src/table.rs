@@ -117,11 +117,33 @@ impl TableCreation {
             format_version: FormatVersion::V2,
         }
     }
+
+    /// The first metadata of the table, located at `location` (catalogs that place tables
+    /// themselves pass their own); as Java does, records
+    /// `write.parquet.compression-codec=zstd` unless set.
+    ///
+    /// # Errors
+    /// When the definition is invalid.
+    pub fn into_metadata(self, location: &str, env: &dyn Environment) -> Result<TableMetadata> {
+        let mut properties = self.properties;
+        properties
+            .entry(PARQUET_COMPRESSION.to_string())
+            .or_insert_with(|| "zstd".to_string());
+        Ok(TableMetadata::new_table(
+            self.format_version,
+            env.new_uuid(),
+            location,
+            self.schema,
+            self.spec,
+            self.sort_order,
+            properties,
+            env.now_ms(),
+        )?)
+    }
 }
 
-/// Creates a table: writes `metadata/00000-<uuid>.metadata.json` and returns it loaded.
-///
-/// As Java does, records `write.parquet.compression-codec=zstd` unless set.
+/// Creates a table: writes `metadata/00000-<uuid>.metadata.json` and returns it loaded
+/// (its metadata from [`TableCreation::into_metadata`]).
 ///
 /// # Errors
 /// When the definition is invalid or the metadata file cannot be written.
@@ -130,20 +152,8 @@ pub async fn create_table(
     creation: TableCreation,
     env: &dyn Environment,
 ) -> Result<Table> {
-    let mut properties = creation.properties;
-    properties
-        .entry(PARQUET_COMPRESSION.to_string())
-        .or_insert_with(|| "zstd".to_string());
-    let meta = TableMetadata::new_table(
-        creation.format_version,
-        env.new_uuid(),
-        &creation.location,
-        creation.schema,
-        creation.spec,
-        creation.sort_order,
-        properties,
-        env.now_ms(),
-    )?;
+    let location = creation.location.clone();
+    let meta = creation.into_metadata(&location, env)?;
     let location = write_metadata_file(io, &meta, None, env).await?;
     Ok(Table {
         metadata_location: Some(location),

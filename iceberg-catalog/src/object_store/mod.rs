@@ -27,7 +27,6 @@ use iceberg_append::{
 };
 use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
-use iceberg_spec::properties::PARQUET_COMPRESSION;
 
 use crate::error::{Error, Result};
 
@@ -176,20 +175,7 @@ impl ObjectStoreCatalog {
         location: &str,
         creation: TableCreation,
     ) -> iceberg_append::Result<Table> {
-        let mut properties = creation.properties;
-        properties
-            .entry(PARQUET_COMPRESSION.to_string())
-            .or_insert_with(|| "zstd".to_string());
-        let meta = TableMetadata::new_table(
-            creation.format_version,
-            self.env.new_uuid(),
-            location,
-            creation.schema,
-            creation.spec,
-            creation.sort_order,
-            properties,
-            self.env.now_ms(),
-        )?;
+        let meta = creation.into_metadata(location, self.env.as_ref())?;
         let path = format!("{location}/metadata/{}", version_file_name(1));
         match self
             .io
