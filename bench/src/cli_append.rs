@@ -12,7 +12,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use crate::data;
-use crate::measure::mib;
+use crate::measure::{mib, peak_rss_bytes_of};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -24,14 +24,6 @@ pub(crate) struct CliArgs {
     pub(crate) binary: PathBuf,
     /// `key=value` table properties of the created table.
     pub(crate) table_properties: Vec<String>,
-}
-
-/// The child's `VmHWM` in bytes, while it runs.
-fn peak_rss_of(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 pub(crate) fn run(args: &CliArgs) -> Result<(), BoxError> {
@@ -114,7 +106,7 @@ fn append(
     let mut peak = None;
     while child.try_wait()?.is_none() {
         // VmHWM only grows: the last reading before exit is the peak (to within a poll).
-        if let Some(p) = peak_rss_of(child.id()) {
+        if let Some(p) = peak_rss_bytes_of(child.id()) {
             peak = Some(p);
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -19,9 +19,18 @@ pub(crate) fn cpu_seconds() -> Option<f64> {
     Some((utime + stime) / TICKS_PER_SECOND)
 }
 
-/// Peak resident set size in bytes (`VmHWM`), if readable.
+/// Peak resident set size of this process in bytes (`VmHWM`), if readable.
 pub(crate) fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    peak_rss_bytes_at("/proc/self/status")
+}
+
+/// Peak resident set size of process `pid` in bytes, while it runs.
+pub(crate) fn peak_rss_bytes_of(pid: u32) -> Option<u64> {
+    peak_rss_bytes_at(&format!("/proc/{pid}/status"))
+}
+
+fn peak_rss_bytes_at(status_file: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(status_file).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
