@@ -100,12 +100,19 @@ impl Error {
 
     /// The exit status: 2 usage, 3 input, 4 table, 5 commit, 1 anything else.
     pub(crate) fn exit_status(&self) -> u8 {
-        match self.kind() {
-            "usage" => 2,
-            "input" => 3,
-            "table" => 4,
-            "commit" => 5,
-            _ => 1,
+        match self {
+            Self::Usage(_) => 2,
+            Self::Input { .. } => 3,
+            Self::Table(_) => 4,
+            Self::Commit(_) => 5,
+            Self::Aborted { cause } => cause.exit_status(),
+            Self::Append(_)
+            | Self::Catalog(_)
+            | Self::Write(_)
+            | Self::Io(_)
+            | Self::Spec(_)
+            | Self::Arrow(_)
+            | Self::Output(_) => 1,
         }
     }
 
