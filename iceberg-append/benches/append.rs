@@ -161,6 +161,7 @@ fn bench_manifests(c: &mut Criterion) {
             codec,
             marker: [7; 16],
             target_size_bytes: 8 * 1024 * 1024,
+            content: iceberg_spec::ManifestContent::Data,
         };
         g.bench_function(format!("10k entries, v2, {codec}"), |b| {
             b.iter(|| {
@@ -185,6 +186,7 @@ fn bench_manifest_list(c: &mut Criterion) {
         codec: "gzip",
         marker: [7; 16],
         target_size_bytes: 8 * 1024 * 1024,
+        content: iceberg_spec::ManifestContent::Data,
     };
     // One real manifest row, repeated with distinct paths and sequence numbers.
     let one = encode_manifests(&ctx, 1, &[ManifestEntry::added(1, data_file(1))], |_| {

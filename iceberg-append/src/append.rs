@@ -9,16 +9,20 @@ use bytes::Bytes;
 use iceberg_io::FileIo;
 use iceberg_spec::snapshot::MAIN_BRANCH;
 use iceberg_spec::{
-    DataContentType, DataFile, ManifestEntry, ManifestFile, TableMetadata, TableProperties,
+    DataContentType, DataFile, FormatVersion, ManifestEntry, ManifestFile, ManifestStatus,
+    TableMetadata, TableProperties,
 };
 use uuid::Uuid;
 
 use crate::cache::MetadataCache;
 use crate::env::Environment;
 use crate::error::{Error, Result};
-use crate::manifest::{ManifestContext, encode_manifests};
+use crate::manifest::{ManifestContext, decode_manifest, encode_manifests};
 use crate::manifest_list::{ManifestList, encode_manifest_list_onto};
-use crate::merge::{MergeStep, Merger, plan_merge};
+use crate::merge::{
+    MergeClass, MergeStep, Merger, manifest_class, partition_class, plan_merge,
+    uuid_partition_fields,
+};
 use crate::plan::{AttemptInputs, plan_fast_append};
 use crate::summary::AddedCounts;
 use crate::table::{Table, metadata_dir};
@@ -119,6 +123,71 @@ async fn read_manifest_list_cached(
     }
 }
 
+/// `rows` with every unknown file or row count (a manifest listed by an old v1 writer) counted
+/// from the manifest's entries, as a v2 list must give them: writing 0 instead would tell
+/// readers that the manifest holds no files, and they would skip it.
+async fn with_known_counts<'a>(
+    io: &FileIo,
+    rows: Cow<'a, [Arc<ManifestFile>]>,
+) -> Result<Cow<'a, [Arc<ManifestFile>]>> {
+    let unknown = |m: &ManifestFile| {
+        m.added_files_count.is_none()
+            || m.existing_files_count.is_none()
+            || m.deleted_files_count.is_none()
+            || m.added_rows_count.is_none()
+            || m.existing_rows_count.is_none()
+            || m.deleted_rows_count.is_none()
+    };
+    if !rows.iter().any(|m| unknown(m)) {
+        return Ok(rows);
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for m in rows.iter() {
+        if !unknown(m) {
+            out.push(m.clone());
+            continue;
+        }
+        let bytes = io.read(&m.manifest_path).await?;
+        let entries = decode_manifest(&m.manifest_path, &bytes)?.entries;
+        let mut files = [0i32; 3];
+        let mut records = [0i64; 3];
+        for e in &entries {
+            let i = e.status.code() as usize;
+            files[i] = files[i].saturating_add(1);
+            records[i] = records[i].saturating_add(e.data_file.record_count);
+        }
+        let (a, x, d) = (
+            ManifestStatus::Added.code() as usize,
+            ManifestStatus::Existing.code() as usize,
+            ManifestStatus::Deleted.code() as usize,
+        );
+        let mut filled = ManifestFile::clone(m);
+        filled.added_files_count.get_or_insert(files[a]);
+        filled.existing_files_count.get_or_insert(files[x]);
+        filled.deleted_files_count.get_or_insert(files[d]);
+        filled.added_rows_count.get_or_insert(records[a]);
+        filled.existing_rows_count.get_or_insert(records[x]);
+        filled.deleted_rows_count.get_or_insert(records[d]);
+        out.push(Arc::new(filled));
+    }
+    Ok(Cow::Owned(out))
+}
+
+/// The uuid partition fields of every spec (`None` where the spec does not bind to the current
+/// schema, so its manifests' classes cannot be told).
+fn uuid_fields_by_spec(meta: &TableMetadata) -> HashMap<i32, Option<Vec<usize>>> {
+    let schema = meta.current_schema().ok();
+    meta.partition_specs
+        .iter()
+        .map(|spec| {
+            let fields = schema
+                .and_then(|s| spec.partition_type(s).ok())
+                .map(|pt| uuid_partition_fields(&pt));
+            (spec.spec_id(), fields)
+        })
+        .collect()
+}
+
 /// Writes the manifests of `data_files` (ADDED entries, grouped by spec), once per append.
 async fn write_manifests(
     io: &FileIo,
@@ -131,16 +200,23 @@ async fn write_manifests(
 ) -> Result<Vec<ManifestFile>> {
     let schema = meta.current_schema()?;
     let dir = metadata_dir(meta);
-    let mut by_spec: BTreeMap<i32, Vec<ManifestEntry>> = BTreeMap::new();
+    let uuid_fields = uuid_fields_by_spec(meta);
+    // One manifest group per spec and uuid sign class, so that every manifest's partition
+    // summary bounds hold in Java's uuid order as in the spec's (see `merge::MergeClass`).
+    let mut by_spec: BTreeMap<(i32, MergeClass), Vec<ManifestEntry>> = BTreeMap::new();
     for f in data_files {
+        let class = match uuid_fields.get(&f.spec_id) {
+            Some(Some(fields)) => partition_class(&f.partition, fields),
+            _ => MergeClass::new(),
+        };
         by_spec
-            .entry(f.spec_id)
+            .entry((f.spec_id, class))
             .or_default()
             .push(ManifestEntry::added(snapshot_id, f.clone()));
     }
     let mut written = Vec::new();
     let mut n = 0usize;
-    for (spec_id, entries) in by_spec {
+    for ((spec_id, _), entries) in by_spec {
         let Some(spec) = meta.spec_by_id(spec_id) else {
             continue;
         };
@@ -151,6 +227,7 @@ async fn write_manifests(
             codec: &props.manifest.compression_codec,
             marker: env.sync_marker(),
             target_size_bytes: props.manifest.target_size_bytes,
+            content: iceberg_spec::ManifestContent::Data,
         };
         let encoded = encode_manifests(&ctx, snapshot_id, &entries, |_| {
             let path = format!("{dir}/{commit_uuid}-m{n}.avro");
@@ -299,6 +376,11 @@ impl PendingAppend {
                 (written, Cow::from(kept), replaced)
             }
         };
+        let kept = if meta.format_version >= FormatVersion::V2 {
+            with_known_counts(io, kept).await?
+        } else {
+            kept
+        };
         let plan = plan_fast_append(
             meta,
             &AttemptInputs {
@@ -349,11 +431,13 @@ impl PendingAppend {
         parents: &[Arc<ManifestFile>],
         env: &dyn Environment,
     ) -> Result<(Vec<ManifestFile>, Vec<Arc<ManifestFile>>, usize)> {
+        let uuid_fields = uuid_fields_by_spec(meta);
         let steps = plan_merge(
             &self.new_manifests,
             parents,
             props.manifest.target_size_bytes,
             props.manifest.min_count_to_merge,
+            |m| manifest_class(m, uuid_fields.get(&m.partition_spec_id)?.as_deref()?),
         );
         let new_paths: Vec<String> = self
             .new_manifests

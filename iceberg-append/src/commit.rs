@@ -36,8 +36,9 @@ pub struct CommitOutcome {
 /// manifests when the table enables `commit.manifest-merge.enabled` (Java's default).
 ///
 /// # Errors
-/// [`Error::CommitFailed`] when retries ran out or a definite error occurred (the manifests
-/// and manifest lists this commit wrote are deleted); [`Error::CommitStateUnknown`] when the
+/// [`Error::RetriesExhausted`] when every attempt lost to a concurrent commit, and
+/// [`Error::CommitFailed`] when a definite error occurred (either way the manifests and
+/// manifest lists this commit wrote are deleted); [`Error::CommitStateUnknown`] when the
 /// outcome cannot be known (nothing is deleted).
 pub async fn commit_append(
     catalog: &dyn Catalog,
@@ -142,11 +143,11 @@ pub async fn commit_append_with_mode(
                     started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
                 if attempt > retry.num_retries || out_of_time {
                     cleanup(&io, written(&pending, &lists, &[])).await;
-                    return Err(Error::CommitFailed {
+                    return Err(Error::RetriesExhausted {
                         table: ident.to_string(),
                         snapshot_id: pending.snapshot_id,
                         attempts: attempt,
-                        reason: format!("retries exhausted: {e}"),
+                        last: Box::new(e),
                     });
                 }
                 tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env))

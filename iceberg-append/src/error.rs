@@ -66,6 +66,22 @@ pub enum Error {
         /// Why it stopped.
         reason: String,
     },
+    /// Every attempt lost to a concurrent commit until the retries ran out; files it wrote
+    /// were cleaned up.
+    #[error(
+        "commit of snapshot {snapshot_id} to {table} failed after {attempts} attempt(s): retries exhausted; last: {last}"
+    )]
+    RetriesExhausted {
+        /// The table.
+        table: String,
+        /// The snapshot that was not committed.
+        snapshot_id: i64,
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's conflict.
+        #[source]
+        last: Box<Error>,
+    },
     /// The commit may or may not have landed (the catalog did not answer); nothing was deleted.
     #[error("commit of snapshot {snapshot_id:?} to {table} has an unknown outcome: {reason}")]
     CommitStateUnknown {
@@ -146,6 +162,11 @@ impl Error {
     /// True when the catalog pointer moved under the commit (retrying on a fresh base can help).
     pub fn is_commit_conflict(&self) -> bool {
         matches!(self, Self::CommitConflict { .. })
+    }
+
+    /// True when a commit lost every retry to concurrent commits.
+    pub fn is_retries_exhausted(&self) -> bool {
+        matches!(self, Self::RetriesExhausted { .. })
     }
 
     /// True when the commit's outcome is unknown (it may have landed).

@@ -103,10 +103,7 @@ pub fn encode_manifest_list<M: Borrow<ManifestFile>>(
     let meta = header_metadata(header);
     let mut writer = ContainerWriter::new(path, &schema, &meta, avro::codec(codec), marker);
     for m in manifests {
-        writer.append(|buf| {
-            encode::put_manifest_file(buf, m.borrow(), header.version);
-            Ok(())
-        })?;
+        writer.append(|buf| encode::put_manifest_file(buf, m.borrow(), header.version))?;
     }
     writer.finish()
 }
@@ -134,10 +131,7 @@ pub fn encode_manifest_list_onto(
     };
     let copied_rows: usize = copied.iter().map(|b| b.rows).sum();
     for m in &manifests[..manifests.len() - copied_rows] {
-        writer.append(|buf| {
-            encode::put_manifest_file(buf, m, header.version);
-            Ok(())
-        })?;
+        writer.append(|buf| encode::put_manifest_file(buf, m, header.version))?;
     }
     if let Some(e) = parent.and_then(|p| p.encoded.as_ref()) {
         for b in copied {
@@ -213,7 +207,7 @@ fn header_metadata(header: &ManifestListHeader) -> Vec<(&'static str, String)> {
 /// # Errors
 /// When the file is not a valid manifest list.
 pub fn decode_manifest_list(path: &str, bytes: &[u8]) -> Result<Vec<ManifestFile>> {
-    let (_, rows) = avro::read_container(path, bytes)?;
+    let rows = avro::read_container(path, bytes)?.rows;
     rows.iter()
         .map(|r| decode::avro_to_manifest_file(r, path))
         .collect()

@@ -6,13 +6,22 @@
 //! this commit's new manifest and has fewer than `commit.manifest.min-count-to-merge`
 //! manifests. Rewritten entries keep what they inherited, made explicit: EXISTING status,
 //! the original snapshot id, data and file sequence numbers, and (v3) first row id.
+//!
+//! Only data manifests are merged, and only with manifests of the same uuid sign classes
+//! ([`MergeClass`]); delete manifests (position deletes, deletion vectors, equality deletes)
+//! are carried as they are.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use iceberg_io::FileIo;
-use iceberg_spec::{ManifestEntry, ManifestFile, ManifestStatus, TableMetadata, TableProperties};
+use iceberg_spec::datum::uuid_order::uuid_sign_class;
+use iceberg_spec::{
+    Datum, FormatVersion, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus,
+    PrimitiveType, StructType, TableMetadata, TableProperties, Type,
+};
+use uuid::Uuid;
 
 use crate::error::{Error, Result};
 use crate::manifest::{ManifestContext, decode_manifest, encode_manifests};
@@ -56,24 +65,92 @@ pub fn pack_end(weights: &[u64], target: u64) -> Vec<Vec<usize>> {
     bins
 }
 
-/// Decides which manifests to merge. `new_manifests` are this commit's (listed first).
+/// The key that decides which manifests may be merged together, besides the spec: the sign
+/// class of every uuid partition field (`None` for a field whose values are all null).
+///
+/// Java 1.10 orders uuids as signed longs, the spec as unsigned bytes; a manifest whose uuid
+/// partition values are of one class has summary bounds that are right in both orders
+/// ([`iceberg_spec::datum::uuid_order`]), and merging two manifests of one class keeps it so.
+pub type MergeClass = Vec<Option<u8>>;
+
+/// The positions of the uuid fields in a spec's partition tuple.
+pub fn uuid_partition_fields(pt: &StructType) -> Vec<usize> {
+    pt.fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.field_type == Type::Primitive(PrimitiveType::Uuid))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The merge class of one partition tuple.
+pub fn partition_class(partition: &[Option<Datum>], uuid_fields: &[usize]) -> MergeClass {
+    uuid_fields
+        .iter()
+        .map(|i| match partition.get(*i) {
+            Some(Some(Datum::Uuid(u))) => Some(uuid_sign_class(u)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The merge class of a listed manifest from its partition summaries, or `None` when the
+/// summaries do not show one class per uuid field (another writer's manifest spanning classes,
+/// or no summaries): such a manifest is never merged.
+pub fn manifest_class(m: &ManifestFile, uuid_fields: &[usize]) -> Option<MergeClass> {
+    let class = |b: &[u8]| Uuid::from_slice(b).ok().map(|u| uuid_sign_class(&u));
+    uuid_fields
+        .iter()
+        .map(|i| {
+            let s = m.partitions.as_ref()?.get(*i)?;
+            match (s.lower_bound.as_deref(), s.upper_bound.as_deref()) {
+                (None, None) => Some(None),
+                (Some(lo), Some(hi)) => {
+                    let (lo, hi) = (class(lo)?, class(hi)?);
+                    (lo == hi).then_some(Some(lo))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Decides which manifests to merge. `new_manifests` are this commit's (listed first);
+/// `class_of` gives a data manifest's [`MergeClass`] (`None`: never merge it).
+///
+/// As Java's `MergingSnapshotProducer`, data and delete manifests are never merged with each
+/// other: data manifests are packed and merged, delete manifests are carried unchanged after
+/// them.
 pub fn plan_merge(
     new_manifests: &[ManifestFile],
     parent_manifests: &[Arc<ManifestFile>],
     target_size_bytes: u64,
     min_count_to_merge: usize,
+    class_of: impl Fn(&ManifestFile) -> Option<MergeClass>,
 ) -> Vec<MergeStep> {
     let first = new_manifests.first().map(|m| m.manifest_path.as_str());
-    let mut groups: BTreeMap<std::cmp::Reverse<i32>, Vec<Arc<ManifestFile>>> = BTreeMap::new();
+    type Key = (std::cmp::Reverse<i32>, Option<MergeClass>);
+    let mut groups: BTreeMap<Key, Vec<Arc<ManifestFile>>> = BTreeMap::new();
+    let mut deletes = Vec::new();
     let new = new_manifests.iter().map(|m| Arc::new(m.clone()));
     for m in new.chain(parent_manifests.iter().cloned()) {
+        if m.content != ManifestContent::Data {
+            deletes.push(m);
+            continue;
+        }
+        let class = class_of(&m);
         groups
-            .entry(std::cmp::Reverse(m.partition_spec_id))
+            .entry((std::cmp::Reverse(m.partition_spec_id), class))
             .or_default()
             .push(m);
     }
     let mut steps = Vec::new();
-    for group in groups.into_values() {
+    for ((_, class), group) in groups {
+        if class.is_none() {
+            // Spans uuid sign classes: no merged summary could be right for every reader.
+            steps.extend(group.into_iter().map(|m| MergeStep::Keep(vec![m])));
+            continue;
+        }
         let weights: Vec<u64> = group
             .iter()
             .map(|m| m.manifest_length.max(0) as u64)
@@ -90,21 +167,29 @@ pub fn plan_merge(
             }
         }
     }
+    if !deletes.is_empty() {
+        steps.push(MergeStep::Keep(deletes));
+    }
     steps
 }
 
-/// The entries of a listed manifest with everything it inherits made explicit.
+/// The entries of a listed manifest with everything it inherits made explicit, as Java's
+/// `InheritableMetadataFactory` does: the snapshot id always; the data and file sequence
+/// numbers of an ADDED entry, or of any entry of a manifest listed with sequence number 0
+/// (written before the table was v2); first row ids (v3) for live entries in order.
 pub fn inherit(manifest: &ManifestFile, entries: Vec<ManifestEntry>) -> Vec<ManifestEntry> {
     let mut next_row_id = manifest.first_row_id;
+    let inherits_seq =
+        |e: &ManifestEntry| manifest.sequence_number == 0 || e.status == ManifestStatus::Added;
     entries
         .into_iter()
         .map(|mut e| {
             e.snapshot_id.get_or_insert(manifest.added_snapshot_id);
-            if e.status == ManifestStatus::Added {
+            if inherits_seq(&e) {
                 e.sequence_number.get_or_insert(manifest.sequence_number);
+                e.file_sequence_number
+                    .get_or_insert(manifest.sequence_number);
             }
-            e.file_sequence_number
-                .get_or_insert(manifest.sequence_number);
             if e.data_file.first_row_id.is_none()
                 && e.status != ManifestStatus::Deleted
                 && let Some(next) = next_row_id.as_mut()
@@ -151,8 +236,21 @@ impl Merger<'_> {
         })?;
         let mut entries = Vec::new();
         for m in bin {
+            if m.content != ManifestContent::Data {
+                // plan_merge never bins delete manifests; a merged manifest is a data manifest.
+                return Err(Error::invalid_manifest(
+                    &m.manifest_path,
+                    "a delete manifest cannot be merged into a data manifest",
+                ));
+            }
             let bytes = self.io.read(&m.manifest_path).await?;
             let decoded = decode_manifest(&m.manifest_path, &bytes)?;
+            if decoded.metadata.get("content").is_some_and(|c| c != "data") {
+                return Err(Error::invalid_manifest(
+                    &m.manifest_path,
+                    "listed as a data manifest but holds delete files",
+                ));
+            }
             if new_paths.contains(&m.manifest_path) {
                 // This commit's own ADDED entries stay ADDED and keep inheriting.
                 entries.extend(decoded.entries);
@@ -163,6 +261,23 @@ impl Merger<'_> {
                     // Deletes of earlier snapshots are history, not state.
                     ManifestStatus::Deleted => continue,
                     _ => e.status = ManifestStatus::Existing,
+                }
+                if e.data_file.content != iceberg_spec::DataContentType::Data {
+                    return Err(Error::invalid_manifest(
+                        &m.manifest_path,
+                        format!("data manifest holds delete file {}", e.data_file.file_path),
+                    ));
+                }
+                if self.meta.format_version >= FormatVersion::V2 && e.sequence_number.is_none() {
+                    // An EXISTING entry must say its data sequence number; guessing one would
+                    // change which deletes apply to the file.
+                    return Err(Error::invalid_manifest(
+                        &m.manifest_path,
+                        format!(
+                            "entry for {} has no data sequence number to carry",
+                            e.data_file.file_path
+                        ),
+                    ));
                 }
                 entries.push(e);
             }
@@ -175,6 +290,7 @@ impl Merger<'_> {
             marker: self.marker,
             // One bin becomes one manifest, whatever its size.
             target_size_bytes: u64::MAX,
+            content: iceberg_spec::ManifestContent::Data,
         };
         let path = format!(
             "{}/{}-m{}.avro",
@@ -218,6 +334,115 @@ mod tests {
         }
     }
 
+    fn no_uuids(_: &ManifestFile) -> Option<MergeClass> {
+        Some(Vec::new())
+    }
+
+    fn paths(steps: &[MergeStep]) -> Vec<(bool, Vec<&str>)> {
+        steps
+            .iter()
+            .map(|s| match s {
+                MergeStep::Keep(v) => (false, v.iter().map(|m| m.manifest_path.as_str()).collect()),
+                MergeStep::Merge(v) => (true, v.iter().map(|m| m.manifest_path.as_str()).collect()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn delete_manifests_are_carried_never_merged() {
+        let new = [mf("new", 10, 0)];
+        let mut parents: Vec<Arc<ManifestFile>> = Vec::new();
+        for i in 0..3 {
+            parents.push(Arc::new(mf(&format!("d{i}"), 10, 0)));
+            let mut del = mf(&format!("x{i}"), 10, 0);
+            del.content = ManifestContent::Deletes;
+            parents.push(Arc::new(del));
+        }
+        let steps = plan_merge(&new, &parents, 1000, 2, no_uuids);
+        assert_eq!(
+            paths(&steps),
+            vec![
+                (true, vec!["new", "d0", "d1", "d2"]),
+                (false, vec!["x0", "x1", "x2"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn uuid_classes_never_mix() {
+        let new = [mf("new", 10, 0)];
+        let parents: Vec<Arc<ManifestFile>> = ["a0", "b0", "a1", "mixed", "b1"]
+            .iter()
+            .map(|p| Arc::new(mf(p, 10, 0)))
+            .collect();
+        let class = |m: &ManifestFile| match m.manifest_path.as_bytes()[0] {
+            b'm' => None,
+            b'b' => Some(vec![Some(2)]),
+            _ => Some(vec![Some(0)]),
+        };
+        let steps = plan_merge(&new, &parents, 1000, 2, class);
+        assert_eq!(
+            paths(&steps),
+            vec![
+                (false, vec!["mixed"]),
+                (true, vec!["new", "a0", "a1"]),
+                (true, vec!["b0", "b1"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn manifest_class_from_summaries() {
+        let summary = |lo: Option<u128>, hi: Option<u128>| iceberg_spec::FieldSummary {
+            contains_null: false,
+            contains_nan: None,
+            lower_bound: lo.map(|v| v.to_be_bytes().to_vec()),
+            upper_bound: hi.map(|v| v.to_be_bytes().to_vec()),
+        };
+        let mut m = mf("m", 1, 0);
+        assert_eq!(manifest_class(&m, &[0]), None, "no summaries: unknown");
+        assert_eq!(manifest_class(&m, &[]), Some(vec![]));
+        m.partitions = Some(vec![summary(Some(1), Some(2))]);
+        assert_eq!(manifest_class(&m, &[0]), Some(vec![Some(0)]));
+        m.partitions = Some(vec![summary(Some(1), Some(1 << 127))]);
+        assert_eq!(manifest_class(&m, &[0]), None, "spans byte 0's sign");
+        m.partitions = Some(vec![summary(Some(1), Some(1 << 63))]);
+        assert_eq!(manifest_class(&m, &[0]), None, "spans byte 8's sign");
+        m.partitions = Some(vec![summary(None, None)]);
+        assert_eq!(manifest_class(&m, &[0]), Some(vec![None]));
+    }
+
+    #[test]
+    fn sequence_numbers_inherited_as_java() {
+        let file = |rows| iceberg_spec::DataFile {
+            record_count: rows,
+            ..Default::default()
+        };
+        let existing = ManifestEntry {
+            status: ManifestStatus::Existing,
+            snapshot_id: Some(1),
+            sequence_number: None,
+            file_sequence_number: None,
+            data_file: file(1),
+        };
+        // A manifest written by a v1 table (listed with sequence number 0): every entry is 0.
+        let mut v1 = mf("v1", 1, 0);
+        v1.sequence_number = 0;
+        let out = inherit(&v1, vec![existing.clone()]);
+        assert_eq!(
+            (out[0].sequence_number, out[0].file_sequence_number),
+            (Some(0), Some(0))
+        );
+        // A v2 manifest: an EXISTING entry inherits nothing (Java leaves it null).
+        let mut v2 = mf("v2", 1, 0);
+        v2.sequence_number = 5;
+        let out = inherit(&v2, vec![existing]);
+        assert_eq!(
+            (out[0].sequence_number, out[0].file_sequence_number),
+            (None, None)
+        );
+    }
+
     #[test]
     fn packs_from_the_end_keeping_order() {
         // Target 10: from the end 4+3 fit, 5 starts a new bin, 6 another.
@@ -239,10 +464,10 @@ mod tests {
         let parents: Vec<Arc<ManifestFile>> = (0..3)
             .map(|i| Arc::new(mf(&format!("p{i}"), 10, 0)))
             .collect();
-        let steps = plan_merge(&new, &parents, 1000, 100);
+        let steps = plan_merge(&new, &parents, 1000, 100, no_uuids);
         assert_eq!(steps.len(), 1);
         assert!(matches!(&steps[0], MergeStep::Keep(v) if v.len() == 4));
-        let steps = plan_merge(&new, &parents, 1000, 4);
+        let steps = plan_merge(&new, &parents, 1000, 4, no_uuids);
         assert!(matches!(&steps[0], MergeStep::Merge(v) if v.len() == 4));
     }
 
@@ -253,7 +478,7 @@ mod tests {
             .map(|i| Arc::new(mf(&format!("p{i}"), 10, 0)))
             .collect();
         // Target 30 from the end: [p3 p4 p5], [p0 p1 p2], [new] (lookback 1 keeps order).
-        let steps = plan_merge(&new, &parents, 30, 100);
+        let steps = plan_merge(&new, &parents, 30, 100, no_uuids);
         assert_eq!(steps.len(), 3);
         assert!(
             matches!(&steps[0], MergeStep::Keep(v) if v.len() == 1 && v[0].manifest_path == "new")
@@ -265,7 +490,7 @@ mod tests {
     #[test]
     fn groups_by_spec_highest_first() {
         let parents = [mf("a", 1, 0), mf("b", 1, 1), mf("c", 1, 0)].map(Arc::new);
-        let steps = plan_merge(&[], &parents, 100, 2);
+        let steps = plan_merge(&[], &parents, 100, 2, no_uuids);
         let order: Vec<Vec<&str>> = steps
             .iter()
             .map(|s| match s {

@@ -232,6 +232,7 @@ proptest! {
             codec,
             marker: [7; 16],
             target_size_bytes: target,
+            content: iceberg_spec::ManifestContent::Data,
         };
         let encoded = encode_manifests(&ctx, 99, &entries, |n| format!("m{n}.avro")).unwrap();
         let mut back = Vec::new();
@@ -354,6 +355,7 @@ fn a_decimal_outside_its_precision_is_refused_with_the_file_named() {
         codec: "gzip",
         marker: [0; 16],
         target_size_bytes: u64::MAX,
+        content: iceberg_spec::ManifestContent::Data,
     };
     let err = encode_manifests(&ctx, 1, &[e], |_| "m.avro".into())
         .unwrap_err()

@@ -54,7 +54,7 @@ pub(crate) enum Error {
 
 impl From<iceberg_append::Error> for Error {
     fn from(e: iceberg_append::Error) -> Self {
-        if e.is_commit_conflict() || e.is_commit_state_unknown() {
+        if e.is_commit_conflict() || e.is_commit_state_unknown() || e.is_retries_exhausted() {
             Self::Commit(e)
         } else {
             Self::Append(e)
@@ -152,6 +152,33 @@ mod tests {
         assert!(aborted.to_string().ends_with("the table is unchanged"));
         assert_eq!(Error::Usage("x".into()).exit_status(), 2);
         assert_eq!(Error::Table("x".into()).exit_status(), 4);
+        let conflict = iceberg_append::Error::CommitConflict {
+            table: "db.t".into(),
+            expected: Some("v1".into()),
+            found: Some("v2".into()),
+        };
+        let exhausted = Error::from(iceberg_append::Error::RetriesExhausted {
+            table: "db.t".into(),
+            snapshot_id: 7,
+            attempts: 5,
+            last: Box::new(conflict),
+        });
+        assert_eq!((exhausted.kind(), exhausted.exit_status()), ("commit", 5));
+        let source = std::error::Error::source(&exhausted).map(ToString::to_string);
+        assert!(
+            source.is_some_and(|s| s.contains("expected metadata")),
+            "the last conflict is kept as a typed source"
+        );
+        let unknown = Error::from(iceberg_append::Error::CommitStateUnknown {
+            table: "db.t".into(),
+            snapshot_id: Some(7),
+            reason: "no answer".into(),
+        });
+        assert_eq!(unknown.exit_status(), 5);
+        let aborted_commit = Error::Aborted {
+            cause: Box::new(exhausted),
+        };
+        assert_eq!(aborted_commit.exit_status(), 5);
         let pipe = Error::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
         assert!(pipe.is_broken_pipe());
         assert_eq!(pipe.exit_status(), 1);

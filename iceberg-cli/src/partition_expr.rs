@@ -2,7 +2,8 @@
 //! `c`, `identity(c)`, `bucket(16, c)`, `truncate(4, c)`, `year(c)`, `month(c)`, `day(c)`,
 //! `hour(c)`, `void(c)` (Spark's plurals `years`, `months`, `days`, `hours` too), with a
 //! nested source by its dotted path (`st.x`); sort keys add `asc|desc` and
-//! `nulls first|nulls last`.
+//! `nulls first|nulls last`. A name part that is not a plain word is quoted with backticks as
+//! Spark writes it (``identity(`user id`)``, `` `event-time` ``, a backtick doubled inside).
 //!
 //! Errors quote the expression and point at the offending part.
 
@@ -28,21 +29,23 @@ const TRANSFORMS: &str = "identity, bucket, truncate, year, month, day, hour, vo
 pub(crate) fn parse_term(text: &str) -> Result<Term, String> {
     let s = text.trim();
     let err = |why: String| format!("`{s}`: {why}");
-    let Some(open) = s.find('(') else {
-        check_column(s).map_err(err)?;
+    let Some(open) = find_unquoted(s, |c| c == '(') else {
         return Ok(Term {
             transform: Transform::Identity,
-            column: s.to_string(),
+            column: column_name(s).map_err(err)?,
         });
     };
     let name = s[..open].trim().to_ascii_lowercase();
     let inner = s[open + 1..]
         .strip_suffix(')')
         .ok_or_else(|| err("missing closing `)`".into()))?;
-    let args: Vec<&str> = inner.split(',').map(str::trim).collect();
+    let args: Vec<&str> = split_unquoted(inner, ',')
+        .into_iter()
+        .map(str::trim)
+        .collect();
     let one_column = |args: &[&str]| -> Result<String, String> {
         match args {
-            [c] => check_column(c).map(|()| (*c).to_string()).map_err(err),
+            [c] => column_name(c).map_err(err),
             _ => Err(err(format!(
                 "`{name}` takes one column, found {}",
                 args.len()
@@ -59,8 +62,7 @@ pub(crate) fn parse_term(text: &str) -> Result<Term, String> {
             Ok(n) if n > 0 => n,
             _ => return Err(err(format!("`{n}` is not a positive integer"))),
         };
-        check_column(c).map_err(err)?;
-        Ok((n, (*c).to_string()))
+        Ok((n, column_name(c).map_err(err)?))
     };
     let (transform, column) = match name.as_str() {
         "identity" => (Transform::Identity, one_column(&args)?),
@@ -86,14 +88,79 @@ pub(crate) fn parse_term(text: &str) -> Result<Term, String> {
     Ok(Term { transform, column })
 }
 
-fn check_column(c: &str) -> Result<(), String> {
+/// The byte index of the first character outside backticks that matches `pred`.
+fn find_unquoted(s: &str, pred: impl Fn(char) -> bool) -> Option<usize> {
+    let mut quoted = false;
+    for (i, c) in s.char_indices() {
+        if c == '`' {
+            // A doubled backtick inside quotes toggles twice: it stays quoted.
+            quoted = !quoted;
+        } else if !quoted && pred(c) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Splits at `sep` outside backticks.
+fn split_unquoted(s: &str, sep: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(i) = find_unquoted(rest, |c| c == sep) {
+        out.push(&rest[..i]);
+        rest = &rest[i + sep.len_utf8()..];
+    }
+    out.push(rest);
+    out
+}
+
+/// The column a reference names, as the schema's dotted full name: parts separated by `.`,
+/// each a plain word or backtick-quoted (a doubled backtick is a backtick).
+fn column_name(c: &str) -> Result<String, String> {
+    let c = c.trim();
     if c.is_empty() {
         return Err("a column name is missing".into());
     }
-    if c.split('.').any(str::is_empty) || c.contains(|ch: char| "(), ".contains(ch)) {
-        return Err(format!("`{c}` is not a column name"));
+    let bad = || format!("`{c}` is not a column name (quote names with backticks: `a b`)");
+    let mut parts = Vec::new();
+    let mut chars = c.chars().peekable();
+    loop {
+        let mut part = String::new();
+        if chars.peek() == Some(&'`') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('`') if chars.peek() == Some(&'`') => {
+                        chars.next();
+                        part.push('`');
+                    }
+                    Some('`') => break,
+                    Some(ch) => part.push(ch),
+                    None => return Err(format!("`{c}`: a backtick quote is not closed")),
+                }
+            }
+        } else {
+            while let Some(&ch) = chars.peek() {
+                if ch == '.' {
+                    break;
+                }
+                if "(),`".contains(ch) || ch.is_whitespace() {
+                    return Err(bad());
+                }
+                part.push(ch);
+                chars.next();
+            }
+        }
+        if part.is_empty() {
+            return Err(bad());
+        }
+        parts.push(part);
+        match chars.next() {
+            None => return Ok(parts.join(".")),
+            Some('.') => {}
+            Some(_) => return Err(bad()),
+        }
     }
-    Ok(())
 }
 
 /// Checks `term` against `schema`; returns the source column id.
@@ -165,9 +232,9 @@ pub(crate) fn sort_order(exprs: &[String], schema: &Schema) -> Result<SortOrder,
 fn sort_field(key: &str, schema: &Schema) -> Result<SortField, String> {
     let s = key.trim();
     // The term ends at its closing parenthesis, or at the first space for a bare column.
-    let split = match s.find('(') {
-        Some(_) => s.find(')').map_or(s.len(), |i| i + 1),
-        None => s.find(char::is_whitespace).unwrap_or(s.len()),
+    let split = match find_unquoted(s, |c| c == '(') {
+        Some(_) => find_unquoted(s, |c| c == ')').map_or(s.len(), |i| i + 1),
+        None => find_unquoted(s, char::is_whitespace).unwrap_or(s.len()),
     };
     let (term_text, rest) = s.split_at(split);
     let term = parse_term(term_text)?;
@@ -202,16 +269,18 @@ fn sort_field(key: &str, schema: &Schema) -> Result<SortField, String> {
     })
 }
 
-/// Splits at commas outside parentheses.
+/// Splits at commas outside parentheses and backticks.
 fn split_top_level(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut depth = 0i32;
+    let mut quoted = false;
     let mut cur = String::new();
     for ch in s.chars() {
         match ch {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
+            '`' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => depth -= 1,
+            ',' if depth == 0 && !quoted => {
                 out.push(std::mem::take(&mut cur));
                 continue;
             }
@@ -278,6 +347,43 @@ mod tests {
         assert!(e.contains("no column `tss`"), "{e}");
         let e = partition_spec(&["day(name)".into()], &schema()).unwrap_err();
         assert!(e.contains("type string"), "{e}");
+    }
+
+    #[test]
+    fn backtick_quoted_names_as_spark_writes_them() {
+        let t = |s: &str| parse_term(s).unwrap().column;
+        assert_eq!(t("identity(`user id`)"), "user id");
+        assert_eq!(t("`event-time`"), "event-time");
+        assert_eq!(t("day(`event-time`)"), "event-time");
+        assert_eq!(t("bucket(4, `a,b`)"), "a,b");
+        assert_eq!(t("`st`.x"), "st.x");
+        assert_eq!(t("`we``ird`"), "we`ird");
+        assert_eq!(t("`a(b)`"), "a(b)");
+        assert!(
+            parse_term("identity(`user id)")
+                .unwrap_err()
+                .contains("not closed")
+        );
+        assert!(parse_term("user id").is_err(), "an unquoted space");
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::optional(1, "user id", PrimitiveType::Long),
+                NestedField::optional(2, "event-time", PrimitiveType::Timestamptz),
+            ],
+        )
+        .unwrap();
+        let spec = partition_spec(
+            &["identity(`user id`)".into(), "day(`event-time`)".into()],
+            &schema,
+        )
+        .unwrap();
+        let names: Vec<&str> = spec.fields().iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["user id", "event-time_day"]);
+        let order = sort_order(&["`user id` desc, `event-time`".into()], &schema).unwrap();
+        assert_eq!(order.fields[0].source_id, 1);
+        assert_eq!(order.fields[0].direction, SortDirection::Desc);
+        assert_eq!(order.fields[1].source_id, 2);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! Spec: Appendix D (single-value binary serialization) and "JSON single-value serialization".
 //! Submodules: `bytes` (Appendix D), `json` (JSON single values) and [`civil`] (calendar
-//! arithmetic shared with the time transforms and partition paths).
+//! arithmetic shared with the time transforms and partition paths); [`uuid_order`] says where
+//! Java's uuid order differs from the spec's.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -18,6 +19,7 @@ pub mod civil;
 mod json;
 #[cfg(test)]
 mod tests;
+pub mod uuid_order;
 
 pub(crate) use bytes::decimal_be_bytes;
 

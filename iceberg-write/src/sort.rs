@@ -12,17 +12,21 @@
 //! The order this gives, per key type (= Java's `Comparators` and `Datum::compare`):
 //! numbers numerically; floats with `-0.0 < 0.0` and every NaN equal and after `+inf` (NaNs
 //! are folded to one positive NaN first, as Java's `Double.compare` does); strings by UTF-8
-//! bytes (= code points); binary, fixed and uuid by unsigned bytes. For uuid that is the
-//! RFC/Parquet order, which Java's `java.util.UUID` comparison (two signed longs) does not
-//! follow when the top bit of byte 0 or byte 8 differs (write-spec gotcha G16).
+//! bytes (= code points); binary and fixed by unsigned bytes; uuid as Java's `UUID.compareTo`
+//! (two signed longs), which differs from the RFC/Parquet unsigned order when the top bit of
+//! byte 0 or byte 8 differs (write-spec gotcha G16): Java is the reader that trusts a file's
+//! `sort_order_id`, so the order it claims must hold in Java's sense.
 
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type};
-use arrow_array::{ArrayRef, Float32Array, Float64Array, RecordBatch, UInt32Array};
+use arrow_array::{
+    Array, ArrayRef, FixedSizeBinaryArray, Float32Array, Float64Array, RecordBatch, UInt32Array,
+};
 use arrow_row::{OwnedRow, Row, RowConverter, Rows, SortField};
 use arrow_schema::{DataType, SortOptions};
+use iceberg_spec::datum::uuid_order;
 use iceberg_spec::types::{PrimitiveType, Type};
 use iceberg_spec::{NullOrder, Schema, SortDirection, SortOrder, Transform};
 
@@ -41,6 +45,8 @@ struct KeyPlan {
     transform: Transform,
     source_id: i32,
     source_type: PrimitiveType,
+    /// The key is a uuid, compared in Java's order.
+    java_uuid: bool,
 }
 
 /// Sorts batches by one sort order and compares their keys across batches.
@@ -102,6 +108,7 @@ impl Sorter {
                 .unwrap_or(SORT_CONTEXT)
                 .to_string();
             let result_type = f.transform.result_type(&source_type)?;
+            let java_uuid = result_type == PrimitiveType::Uuid;
             let options = SortOptions {
                 descending: f.direction == SortDirection::Desc,
                 nulls_first: f.null_order == NullOrder::NullsFirst,
@@ -115,6 +122,7 @@ impl Sorter {
                 transform: f.transform,
                 source_id: f.source_id,
                 source_type,
+                java_uuid,
             });
         }
         let converter = RowConverter::new(fields).map_err(|e| Error::arrow(SORT_CONTEXT, e))?;
@@ -144,6 +152,9 @@ impl Sorter {
                         name: k.name.clone(),
                     })?;
                 let key = transform_array(&k.transform, &k.source_type, &source, &k.name)?;
+                if k.java_uuid {
+                    return java_uuid_keys(&key);
+                }
                 Ok(canonical_nans(key))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -210,6 +221,24 @@ pub(crate) fn slice_order(
     }
     order.sort_by(compare);
     Some(order)
+}
+
+/// Uuid keys as bytes whose unsigned order is Java's `UUID.compareTo` (two signed longs), so
+/// a file's `sort_order_id` is true for Java, the reference reader (write-spec gotcha G16).
+fn java_uuid_keys(key: &ArrayRef) -> Result<ArrayRef> {
+    let Some(a) = key.as_fixed_size_binary_opt() else {
+        return Ok(key.clone());
+    };
+    let values = (0..a.len()).map(|i| {
+        a.is_valid(i).then(|| {
+            <&[u8; 16]>::try_from(a.value(i))
+                .map(uuid_order::java_uuid_sort_key)
+                .unwrap_or_default()
+        })
+    });
+    let out = FixedSizeBinaryArray::try_from_sparse_iter_with_size(values, 16)
+        .map_err(|e| Error::arrow(SORT_CONTEXT, e))?;
+    Ok(Arc::new(out))
 }
 
 /// Float keys with every NaN replaced by the positive quiet NaN, so that the row format's

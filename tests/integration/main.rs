@@ -11,6 +11,7 @@ mod catalog_merge;
 mod catalog_pyiceberg;
 mod external;
 mod fixtures;
+mod fuzz_foreign;
 mod layers;
 mod pyiceberg_append;
 mod pyiceberg_pruning;

@@ -181,10 +181,13 @@ impl<'a> Fields<'a> {
 }
 
 /// A manifest entry read from an Avro record; `spec_id` and `pt` come from the manifest.
+/// `partition_names` are the Avro names of the partition fields in the writer schema
+/// ([`super::names::partition_field_names`]).
 pub(crate) fn avro_to_entry(
     v: &Value,
     spec_id: i32,
     pt: &StructType,
+    partition_names: &[String],
     path: &str,
 ) -> Result<ManifestEntry> {
     let e = Fields::of(v, path)?;
@@ -197,12 +200,17 @@ pub(crate) fn avro_to_entry(
     };
     let types = super::encode::partition_types(pt);
     let mut partition = Vec::with_capacity(types.len());
-    for (field, ty) in pt.fields.iter().zip(&types) {
+    for ((field, ty), avro_name) in pt.fields.iter().zip(&types).zip(partition_names) {
         let value = part
             .iter()
-            .find(|(name, _)| *name == field.name)
+            .find(|(name, _)| name == avro_name)
             .map(|(_, v)| v)
-            .unwrap_or(&Value::Null);
+            .ok_or_else(|| {
+                Error::invalid_manifest(
+                    path,
+                    format!("partition field `{}` is missing", field.name),
+                )
+            })?;
         partition.push(avro_to_datum(value, ty, path)?);
     }
     let long = |v: &Value| match v {

@@ -240,7 +240,15 @@ fn put_summary(out: &mut Vec<u8>, s: &FieldSummary) {
 }
 
 /// Appends a manifest-list row in the version's `manifest_file` schema.
-pub(crate) fn put_manifest_file(out: &mut Vec<u8>, m: &ManifestFile, version: FormatVersion) {
+///
+/// # Errors
+/// [`Error::InvalidManifest`] when a v2 or v3 row has unknown file or row counts: those
+/// fields are required there, and a 0 would tell readers the manifest holds no files.
+pub(crate) fn put_manifest_file(
+    out: &mut Vec<u8>,
+    m: &ManifestFile,
+    version: FormatVersion,
+) -> Result<()> {
     put_bytes(out, m.manifest_path.as_bytes());
     put_long(out, m.manifest_length);
     put_int(out, m.partition_spec_id);
@@ -255,21 +263,36 @@ pub(crate) fn put_manifest_file(out: &mut Vec<u8>, m: &ManifestFile, version: Fo
         put_opt_long(out, m.existing_rows_count);
         put_opt_long(out, m.deleted_rows_count);
         put_opt_bytes(out, m.key_metadata.as_deref());
-        return;
+        return Ok(());
     }
+    let unknown = || {
+        Error::invalid_manifest(
+            &m.manifest_path,
+            "file and row counts are unknown; a v2 manifest list needs them",
+        )
+    };
     put_int(out, m.content.code());
     put_long(out, m.sequence_number);
     put_long(out, m.min_sequence_number);
     put_long(out, m.added_snapshot_id);
-    put_int(out, m.added_files_count.unwrap_or(0));
-    put_int(out, m.existing_files_count.unwrap_or(0));
-    put_int(out, m.deleted_files_count.unwrap_or(0));
-    put_long(out, m.added_rows_count.unwrap_or(0));
-    put_long(out, m.existing_rows_count.unwrap_or(0));
-    put_long(out, m.deleted_rows_count.unwrap_or(0));
+    for count in [
+        m.added_files_count,
+        m.existing_files_count,
+        m.deleted_files_count,
+    ] {
+        put_int(out, count.ok_or_else(unknown)?);
+    }
+    for count in [
+        m.added_rows_count,
+        m.existing_rows_count,
+        m.deleted_rows_count,
+    ] {
+        put_long(out, count.ok_or_else(unknown)?);
+    }
     put_opt_array(out, partitions, put_summary);
     put_opt_bytes(out, m.key_metadata.as_deref());
     if version == FormatVersion::V3 {
         put_opt_long(out, m.first_row_id);
     }
+    Ok(())
 }

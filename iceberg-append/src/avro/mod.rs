@@ -5,6 +5,7 @@ pub(crate) mod blocks;
 mod container;
 pub(crate) mod decode;
 pub(crate) mod encode;
+pub(crate) mod names;
 pub(crate) mod schema;
 
 use std::collections::HashMap;
@@ -178,19 +179,43 @@ impl<'a> ContainerWriter<'a> {
     }
 }
 
-/// Decodes a container file into its key-value metadata and rows.
-pub(crate) fn read_container(
-    path: &str,
-    bytes: &[u8],
-) -> Result<(HashMap<String, String>, Vec<Value>)> {
-    let reader = Reader::new(bytes).map_err(|e| Error::avro(path, e))?;
+/// A decoded container file: its writer schema, key-value metadata and rows.
+pub(crate) struct Container {
+    /// The writer schema (names made readable, see [`names::with_readable_names`]).
+    pub(crate) schema: apache_avro::Schema,
+    /// Key-value metadata.
+    pub(crate) metadata: HashMap<String, String>,
+    /// The rows.
+    pub(crate) rows: Vec<Value>,
+}
+
+/// Decodes a container file into its writer schema, key-value metadata and rows.
+pub(crate) fn read_container(path: &str, bytes: &[u8]) -> Result<Container> {
+    let renamed;
+    let reader = match Reader::new(bytes) {
+        Ok(reader) => reader,
+        // A name apache-avro refuses (another writer's raw or non-ASCII partition name):
+        // read the same blocks under names it accepts.
+        Err(e) => match names::with_readable_names(bytes) {
+            Some(fixed) => {
+                renamed = fixed;
+                Reader::new(&renamed[..]).map_err(|e| Error::avro(path, e))?
+            }
+            None => return Err(Error::avro(path, e)),
+        },
+    };
     let metadata = reader
         .user_metadata()
         .iter()
         .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
         .collect();
+    let schema = reader.writer_schema().clone();
     let rows = reader
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| Error::avro(path, e))?;
-    Ok((metadata, rows))
+    Ok(Container {
+        schema,
+        metadata,
+        rows,
+    })
 }

@@ -114,7 +114,13 @@ fn partition_record(partition_type: &StructType) -> Value {
                 // Partition result types are always primitive.
                 _ => json!("bytes"),
             };
-            optional(&f.name, f.id, ty)
+            // Java's AvroSchemaUtil.makeCompatibleName, keeping the Iceberg name beside it.
+            let name = super::names::sanitize(&f.name);
+            let mut field = optional(&name, f.id, ty);
+            if name != f.name.as_str() {
+                field[super::names::ICEBERG_FIELD_NAME_PROP] = Value::String(f.name.clone());
+            }
+            field
         })
         .collect();
     json!({"type": "record", "name": "r102", "fields": fields})

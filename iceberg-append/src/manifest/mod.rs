@@ -8,8 +8,8 @@ mod summary;
 use std::collections::HashMap;
 
 use iceberg_spec::{
-    FormatVersion, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus, PartitionSpec,
-    Schema, StructType,
+    DataContentType, FormatVersion, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus,
+    PartitionSpec, Schema, StructType,
 };
 
 use crate::avro::{self, ContainerWriter, decode, encode};
@@ -32,6 +32,8 @@ pub struct ManifestContext<'a> {
     pub marker: [u8; 16],
     /// Roll to a new manifest past this many bytes.
     pub target_size_bytes: u64,
+    /// Data or delete files (every entry must match).
+    pub content: ManifestContent,
 }
 
 /// One encoded manifest: its bytes and its manifest-list row.
@@ -67,7 +69,12 @@ pub fn encode_manifests(
         ("format-version", ctx.version.number().to_string()),
     ];
     if ctx.version >= FormatVersion::V2 {
-        meta.push(("content", ManifestContent::Data.as_str().to_string()));
+        meta.push(("content", ctx.content.as_str().to_string()));
+    } else if ctx.content != ManifestContent::Data {
+        return Err(Error::invalid_manifest(
+            path_for(0),
+            "format v1 has no delete manifests",
+        ));
     }
     let codec = avro::codec(ctx.codec);
     let mut out = Vec::new();
@@ -78,6 +85,18 @@ pub fn encode_manifests(
         let mut end = start;
         while end < entries.len() {
             let e = &entries[end];
+            if (e.data_file.content == DataContentType::Data)
+                != (ctx.content == ManifestContent::Data)
+            {
+                return Err(Error::invalid_manifest(
+                    &path,
+                    format!(
+                        "{} in a {} manifest",
+                        e.data_file.file_path,
+                        ctx.content.as_str()
+                    ),
+                ));
+            }
             writer.append(|buf| encode::put_entry(buf, e, ctx.version, &pt, &types))?;
             end += 1;
             if writer.written_len() as u64 >= ctx.target_size_bytes {
@@ -125,7 +144,7 @@ fn describe(
         manifest_path: path.to_string(),
         manifest_length: length as i64,
         partition_spec_id: ctx.spec.spec_id(),
-        content: ManifestContent::Data,
+        content: ctx.content,
         sequence_number: 0,
         min_sequence_number: if v1 { 0 } else { min_seq.unwrap_or(-1) },
         added_snapshot_id: snapshot_id,
@@ -155,7 +174,11 @@ pub struct DecodedManifest {
 /// # Errors
 /// When the file is not a valid manifest.
 pub fn decode_manifest(path: &str, bytes: &[u8]) -> Result<DecodedManifest> {
-    let (metadata, rows) = avro::read_container(path, bytes)?;
+    let avro::Container {
+        schema: writer_schema,
+        metadata,
+        rows,
+    } = avro::read_container(path, bytes)?;
     let schema_text = metadata
         .get("schema")
         .ok_or_else(|| Error::invalid_manifest(path, "no `schema` in key-value metadata"))?;
@@ -174,9 +197,27 @@ pub fn decode_manifest(path: &str, bytes: &[u8]) -> Result<DecodedManifest> {
         Error::invalid_manifest(path, format!("bad `partition-spec` metadata: {e}"))
     })?;
     let pt = spec.partition_type(&schema)?;
+    let names = avro::names::partition_field_names(&writer_schema, &pt)
+        .into_iter()
+        .zip(&pt.fields)
+        .map(|(name, f)| {
+            name.ok_or_else(|| {
+                Error::invalid_manifest(
+                    path,
+                    format!(
+                        "partition field `{}` (id {}) is not in the manifest's schema",
+                        f.name, f.id
+                    ),
+                )
+            })
+        })
+        .collect::<Result<Vec<String>>>()?;
     let entries = rows
         .iter()
-        .map(|r| decode::avro_to_entry(r, spec_id, &pt, path))
+        .map(|r| decode::avro_to_entry(r, spec_id, &pt, &names, path))
         .collect::<Result<Vec<_>>>()?;
     Ok(DecodedManifest { metadata, entries })
 }
+
+#[cfg(test)]
+mod tests;

@@ -59,7 +59,30 @@ pub(crate) fn file_metrics(
             continue;
         }
         out.column_sizes.insert(id, col.size);
-        if info.in_list_or_map || !col.stats_complete {
+        if info.in_list_or_map {
+            continue;
+        }
+        if *ty == PrimitiveType::Uuid {
+            // Parquet keeps no uuid statistics (writer::file::writer_properties).
+            let Some(stats) = arrays.uuids.get(&id) else {
+                continue;
+            };
+            out.value_counts.insert(id, col.values);
+            out.null_value_counts.insert(id, stats.nulls);
+            if matches!(mode, MetricsMode::Counts) || !stats.orders_agree() {
+                continue;
+            }
+            // uuids are never truncated: Full and Truncate(n) keep them whole.
+            let datum = |b: [u8; 16]| Datum::Uuid(uuid::Uuid::from_bytes(b));
+            if let Some(l) = stats.min {
+                out.lower_bounds.insert(id, datum(l));
+            }
+            if let Some(u) = stats.max {
+                out.upper_bounds.insert(id, datum(u));
+            }
+            continue;
+        }
+        if !col.stats_complete {
             continue;
         }
         out.value_counts.insert(id, col.values);
@@ -74,9 +97,6 @@ pub(crate) fn file_metrics(
             };
             lower = stats.min.map(as_datum);
             upper = stats.max.map(as_datum);
-        }
-        if *ty == PrimitiveType::Uuid && !arrays.uuids.get(&id).is_some_and(|s| s.orders_agree()) {
-            continue;
         }
         let (lower, upper) = match mode {
             MetricsMode::None | MetricsMode::Counts => continue,

@@ -1,6 +1,7 @@
 //! Metrics Parquet statistics cannot give, taken from the Arrow arrays as they are written:
 //! NaN counts and NaN-free bounds of float/double columns (with −0.0 < +0.0, as Java orders
-//! them), and whether uuid bounds are safe to emit (gotcha G16).
+//! them), and the null counts and bounds of uuid columns, with whether those bounds hold in
+//! Java's uuid order too (gotcha G16).
 //!
 //! Only columns at top level or inside structs are tracked; leaves inside lists and maps get
 //! column sizes alone.
@@ -41,18 +42,33 @@ impl FloatStats {
     }
 }
 
-/// Which top bits of bytes 0 and 8 the uuids of a column have shown.
+/// Null count, bounds and sign classes of one uuid column. Parquet keeps no statistics for
+/// uuid columns (see `writer::file::writer_properties`), so all of them come from here.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct UuidSigns {
+pub(crate) struct UuidStats {
+    /// Which top bits of bytes 0 and 8 the values have shown.
     seen: u8,
+    /// Null values (a null parent struct included, as Parquet counts them).
+    pub(crate) nulls: i64,
+    /// Smallest value in unsigned byte order.
+    pub(crate) min: Option<[u8; 16]>,
+    /// Largest value in unsigned byte order.
+    pub(crate) max: Option<[u8; 16]>,
 }
 
-impl UuidSigns {
+impl UuidStats {
     fn add(&mut self, bytes: &[u8]) {
-        if bytes.len() == 16 {
-            let b0 = if bytes[0] & 0x80 != 0 { 1 } else { 2 };
-            let b8 = if bytes[8] & 0x80 != 0 { 4 } else { 8 };
-            self.seen |= b0 | b8;
+        let Ok(v) = <[u8; 16]>::try_from(bytes) else {
+            return;
+        };
+        let b0 = if v[0] & 0x80 != 0 { 1 } else { 2 };
+        let b8 = if v[8] & 0x80 != 0 { 4 } else { 8 };
+        self.seen |= b0 | b8;
+        if self.min.is_none_or(|m| v < m) {
+            self.min = Some(v);
+        }
+        if self.max.is_none_or(|m| v > m) {
+            self.max = Some(v);
         }
     }
 
@@ -67,7 +83,7 @@ impl UuidSigns {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ArrayMetrics {
     pub(crate) floats: HashMap<i32, FloatStats>,
-    pub(crate) uuids: HashMap<i32, UuidSigns>,
+    pub(crate) uuids: HashMap<i32, UuidStats>,
 }
 
 impl ArrayMetrics {
@@ -118,11 +134,13 @@ impl ArrayMetrics {
                 DataType::FixedSizeBinary(16)
                     if field.extension_type_name() == Some("arrow.uuid") =>
                 {
-                    let signs = self.uuids.entry(id).or_default();
+                    let stats = self.uuids.entry(id).or_default();
                     let a = col.as_fixed_size_binary();
                     for i in 0..a.len() {
                         if is_valid(i) {
-                            signs.add(a.value(i));
+                            stats.add(a.value(i));
+                        } else {
+                            stats.nulls += 1;
                         }
                     }
                 }
@@ -197,11 +215,18 @@ mod tests {
 
     #[test]
     fn uuid_sign_rule() {
-        let mut s = UuidSigns::default();
+        let mut s = UuidStats::default();
         s.add(&[0x01; 16]);
         s.add(&[0x7F; 16]);
         assert!(s.orders_agree());
+        assert_eq!((s.min, s.max), (Some([0x01; 16]), Some([0x7F; 16])));
         s.add(&[0x80; 16]);
         assert!(!s.orders_agree());
+        let mut s = UuidStats::default();
+        let mut v = [0u8; 16];
+        s.add(&v);
+        v[8] = 0x80;
+        s.add(&v);
+        assert!(!s.orders_agree(), "byte 8's top bit is Java's second sign");
     }
 }

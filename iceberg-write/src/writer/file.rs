@@ -8,22 +8,72 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use iceberg_io::{FileIo, FileWriter};
 use iceberg_spec::{DataContentType, DataFile, Datum, FileFormat, MetricsMode, Schema};
+use iceberg_spec::{PrimitiveType, Type};
 use parquet::arrow::AsyncArrowWriter;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 
 use crate::error::{Error, Result};
 use crate::metrics::{ArrayMetrics, file_metrics, split_offsets};
 use crate::options::WriteOptions;
+use crate::to_arrow::{LIST_ELEMENT_NAME, MAP_ENTRIES_NAME, MAP_KEY_NAME, MAP_VALUE_NAME};
 
 /// Footer key holding the table schema JSON, as Java writes it.
 const ICEBERG_SCHEMA_KEY: &str = "iceberg.schema";
 
+/// The Parquet column paths of every uuid leaf, as the Arrow writer names them (lists
+/// `<name>.list.element`, maps `<name>.key_value.key|value`).
+fn uuid_column_paths(schema: &Schema) -> Vec<ColumnPath> {
+    fn walk(ty: &Type, path: &mut Vec<String>, out: &mut Vec<ColumnPath>) {
+        match ty {
+            Type::Primitive(PrimitiveType::Uuid) => out.push(ColumnPath::new(path.clone())),
+            Type::Primitive(_) => {}
+            Type::Struct(s) => {
+                for f in &s.fields {
+                    path.push(f.name.clone());
+                    walk(&f.field_type, path, out);
+                    path.pop();
+                }
+            }
+            Type::List(l) => {
+                path.extend(["list".to_string(), LIST_ELEMENT_NAME.to_string()]);
+                walk(&l.element_field.field_type, path, out);
+                path.truncate(path.len() - 2);
+            }
+            Type::Map(m) => {
+                for (name, f) in [
+                    (MAP_KEY_NAME, &m.key_field),
+                    (MAP_VALUE_NAME, &m.value_field),
+                ] {
+                    path.extend([MAP_ENTRIES_NAME.to_string(), name.to_string()]);
+                    walk(&f.field_type, path, out);
+                    path.truncate(path.len() - 2);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for f in schema.fields() {
+        walk(&f.field_type, &mut vec![f.name.clone()], &mut out);
+    }
+    out
+}
+
 /// Parquet writer properties for `options`: exact (untruncated) statistics at page level,
 /// and the table schema in the footer (Java's `iceberg.schema`).
+///
+/// Uuid columns get no Parquet statistics: Parquet orders uuids as unsigned bytes and Java
+/// 1.10's row-group and page filters compare the same min/max as signed longs, so a row group
+/// whose uuids span both sign classes would be skipped by Java for values it holds. Their
+/// Iceberg metrics come from the Arrow arrays instead (`metrics::nan`).
 pub(crate) fn writer_properties(options: &WriteOptions, schema: &Schema) -> WriterProperties {
     let schema_json = KeyValue::new(ICEBERG_SCHEMA_KEY.to_string(), schema.to_json().to_string());
-    WriterProperties::builder()
+    let mut builder = WriterProperties::builder();
+    for path in uuid_column_paths(schema) {
+        builder = builder.set_column_statistics_enabled(path, EnabledStatistics::None);
+    }
+    builder
         .set_key_value_metadata(Some(vec![schema_json]))
         .set_compression(options.compression)
         .set_max_row_group_row_count(Some(options.row_group_size_rows.max(1)))

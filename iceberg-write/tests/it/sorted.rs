@@ -480,3 +480,63 @@ async fn without_a_sort_order_nothing_is_claimed_or_reordered() {
     assert_eq!(files[0].sort_order_id, None);
     assert_eq!(rows_of(&io, &files[0]).await, rows);
 }
+
+/// A file sorted by a uuid claims the order Java checks it in: `UUID.compareTo`, two signed
+/// longs, so uuids with byte 0's top bit set come first.
+#[tokio::test]
+async fn uuid_keys_sort_in_java_order() {
+    use iceberg_spec::datum::uuid_order::java_uuid_cmp;
+    use iceberg_write::arrow_array::FixedSizeBinaryArray;
+    let schema = Schema::new(0, vec![NestedField::optional(1, "u", PrimitiveType::Uuid)]).unwrap();
+    let order = SortOrder {
+        order_id: 1,
+        fields: vec![SortField {
+            transform: Transform::Identity,
+            source_id: 1,
+            direction: SortDirection::Asc,
+            null_order: NullOrder::NullsFirst,
+        }],
+    };
+    let values: Vec<u128> = vec![
+        0x0000_0000_0000_0001_0000_0000_0000_0000,
+        0x8000_0000_0000_0000_0000_0000_0000_0000,
+        0x0000_0000_0000_0001_8000_0000_0000_0000,
+        0xFFFF_FFFF_FFFF_FFFF_FFFF_FFFF_FFFF_FFFF,
+        0x7FFF_0000_0000_0000_0000_0000_0000_0000,
+    ];
+    let arrow = Arc::new(arrow_schema(&schema).unwrap());
+    let a = FixedSizeBinaryArray::try_from_iter(values.iter().map(|v| v.to_be_bytes())).unwrap();
+    let batch = RecordBatch::try_new(arrow, vec![Arc::new(a)]).unwrap();
+    let io = FileIo::memory();
+    let opts = options().with_sort_order(&order);
+    let files = write_data_files(
+        &io,
+        LOCATION,
+        &[batch],
+        &schema,
+        &PartitionSpec::unpartitioned(),
+        None,
+        &opts,
+    )
+    .await
+    .unwrap();
+    assert_eq!(files[0].sort_order_id, Some(1));
+    let (batches, _) = read_back(&io, &files[0]).await;
+    let got: Vec<uuid::Uuid> = batches
+        .iter()
+        .flat_map(|b| {
+            let a = b.column(0).as_fixed_size_binary().clone();
+            (0..a.len())
+                .map(|i| uuid::Uuid::from_slice(a.value(i)).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut want: Vec<uuid::Uuid> = values.iter().map(|v| uuid::Uuid::from_u128(*v)).collect();
+    want.sort_by(java_uuid_cmp);
+    assert_eq!(got, want);
+    assert_ne!(
+        want[0],
+        uuid::Uuid::from_u128(values[0]),
+        "Java's order is not the unsigned one here"
+    );
+}

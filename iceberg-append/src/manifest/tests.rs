@@ -1,0 +1,195 @@
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use iceberg_spec::{DataFile, Datum, NestedField, PrimitiveType, Transform};
+use serde_json::Value;
+
+use super::*;
+
+/// A table whose partition field names are not Avro names, one per kind the issue names.
+fn odd_table() -> (Schema, PartitionSpec) {
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::optional(1, "event-time", PrimitiveType::Timestamptz),
+            NestedField::optional(2, "user id", PrimitiveType::Long),
+            NestedField::optional(3, "1col", PrimitiveType::Int),
+            NestedField::optional(4, "café", PrimitiveType::String),
+        ],
+    )
+    .unwrap();
+    let spec = PartitionSpec::builder(&schema)
+        .add("event-time", Transform::Day)
+        .unwrap()
+        .add("user id", Transform::Identity)
+        .unwrap()
+        .add("1col", Transform::Identity)
+        .unwrap()
+        .add("café", Transform::Identity)
+        .unwrap()
+        .build()
+        .unwrap();
+    (schema, spec)
+}
+
+fn entry() -> ManifestEntry {
+    ManifestEntry::added(
+        7,
+        DataFile {
+            file_path: "f.parquet".into(),
+            record_count: 1,
+            file_size_in_bytes: 10,
+            partition: vec![
+                Some(Datum::Date(19_000)),
+                Some(Datum::Long(-4)),
+                Some(Datum::Int(9)),
+                Some(Datum::String("é".into())),
+            ],
+            ..Default::default()
+        },
+    )
+}
+
+fn partition_fields(schema_json: &str) -> Vec<Value> {
+    let v: Value = serde_json::from_str(schema_json).unwrap();
+    let data_file = &v["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "data_file")
+        .unwrap()["type"];
+    let partition = data_file["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "partition")
+        .unwrap();
+    partition["type"]["fields"].as_array().unwrap().clone()
+}
+
+/// Partition names are written as Java's `AvroSchemaUtil.makeCompatibleName` writes them,
+/// the Iceberg name kept in `iceberg-field-name`, and read back.
+#[test]
+fn partition_names_are_sanitized_as_java_and_read_back() {
+    let (schema, spec) = odd_table();
+    let ctx = ManifestContext {
+        version: FormatVersion::V2,
+        schema: &schema,
+        spec: &spec,
+        codec: "deflate",
+        marker: [1; 16],
+        target_size_bytes: u64::MAX,
+        content: ManifestContent::Data,
+    };
+    let encoded = encode_manifests(&ctx, 7, &[entry()], |_| "m.avro".into()).unwrap();
+    let bytes = &encoded[0].bytes;
+    let raw = raw_schema(bytes);
+    let fields = partition_fields(&raw);
+    let got: Vec<(&str, Option<&str>)> = fields
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap(),
+                f["iceberg-field-name"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("event_x2Dtime_day", Some("event-time_day")),
+            ("user_x20id", Some("user id")),
+            ("_1col", Some("1col")),
+            // Java would keep `café` (not an Avro name); escaped as Java escapes.
+            ("caf_xE9", Some("café")),
+        ]
+    );
+    apache_avro::Reader::new(&bytes[..]).unwrap();
+    let back = decode_manifest("m.avro", bytes).unwrap();
+    assert_eq!(
+        back.entries[0].data_file.partition,
+        entry().data_file.partition
+    );
+}
+
+/// Manifests other writers wrote with raw names that apache-avro refuses (a dash, a space, a
+/// non-ASCII letter) are read: the header is re-read under names it accepts.
+#[test]
+fn raw_partition_names_of_other_writers_are_read() {
+    let (schema, spec) = odd_table();
+    let pt = spec.partition_type(&schema).unwrap();
+    let mut schema_json = crate::avro::schema::manifest_entry_schema(FormatVersion::V2, &pt);
+    rename_partition_fields(&mut schema_json, &pt);
+    let text = schema_json.to_string();
+    assert!(text.contains("\"event-time_day\""));
+    assert!(
+        apache_avro::Schema::parse_str(&text).is_err(),
+        "apache-avro refuses it"
+    );
+    let meta = vec![
+        ("schema", schema.to_json().to_string()),
+        ("partition-spec", spec.fields_json().to_string()),
+        ("partition-spec-id", "0".to_string()),
+        ("format-version", "2".to_string()),
+        ("content", "data".to_string()),
+    ];
+    let mut w = crate::avro::ContainerWriter::new(
+        "raw.avro",
+        &text,
+        &meta,
+        crate::avro::codec("zstd"),
+        [2; 16],
+    );
+    let types = encode::partition_types(&pt);
+    w.append(|buf| encode::put_entry(buf, &entry(), FormatVersion::V2, &pt, &types))
+        .unwrap();
+    let bytes = w.finish().unwrap();
+    let back = decode_manifest("raw.avro", &bytes).unwrap();
+    assert_eq!(
+        back.entries[0].data_file.partition,
+        entry().data_file.partition
+    );
+}
+
+/// Sets every partition field's Avro name to its raw Iceberg name, as a writer that does not
+/// sanitize would.
+fn rename_partition_fields(schema: &mut Value, pt: &StructType) {
+    let fields = schema["fields"].as_array_mut().unwrap();
+    let data_file = fields
+        .iter_mut()
+        .find(|f| f["name"] == "data_file")
+        .unwrap();
+    let df_fields = data_file["type"]["fields"].as_array_mut().unwrap();
+    let partition = df_fields
+        .iter_mut()
+        .find(|f| f["name"] == "partition")
+        .unwrap();
+    for (f, field) in partition["type"]["fields"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .zip(&pt.fields)
+    {
+        f["name"] = Value::String(field.name.clone());
+        f.as_object_mut().unwrap().remove("iceberg-field-name");
+    }
+}
+
+/// The `avro.schema` text of a container file's header, as written.
+fn raw_schema(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let start = text.find("{\"type\":\"record\"").unwrap();
+    let mut depth = 0;
+    for (i, c) in text[start..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return text[start..start + i + 1].to_string();
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("no schema in header")
+}

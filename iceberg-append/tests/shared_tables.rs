@@ -1,0 +1,465 @@
+//! Appends onto tables other writers shaped: delete manifests and deletion vectors survive a
+//! merge untouched, v1 manifests of an upgraded table keep sequence number 0, unknown counts
+//! are counted, never written as 0, and uuid partition manifests stay within one sign class.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use iceberg_append::manifest::{ManifestContext, decode_manifest, encode_manifests};
+use iceberg_append::manifest_list::encode_manifest_list;
+use iceberg_append::plan::{AttemptInputs, plan_fast_append};
+use iceberg_append::summary::AddedCounts;
+use iceberg_append::{
+    AppendMode, Catalog, DeterministicEnvironment, InMemoryCatalog, TableCreation, TableIdent,
+    commit_append_with_mode, read_manifest_list,
+};
+use iceberg_io::FileIo;
+use iceberg_spec::datum::uuid_order::{java_uuid_cmp, uuid_sign_class};
+use iceberg_spec::properties::MANIFEST_MIN_MERGE_COUNT;
+use iceberg_spec::snapshot::MAIN_BRANCH;
+use iceberg_spec::{
+    DataContentType, DataFile, Datum, FileFormat, FormatVersion, ManifestContent, ManifestEntry,
+    ManifestFile, ManifestStatus, NestedField, PartitionSpec, PrimitiveType, Schema, Transform,
+};
+use proptest::prelude::*;
+use uuid::Uuid;
+
+const LOCATION: &str = "memory://wh/db/t";
+
+struct Fixture {
+    catalog: InMemoryCatalog,
+    env: Arc<DeterministicEnvironment>,
+    ident: TableIdent,
+}
+
+impl Fixture {
+    async fn new(
+        version: FormatVersion,
+        schema: Schema,
+        spec_of: impl Fn(&Schema) -> PartitionSpec,
+    ) -> Self {
+        let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 7, 5));
+        let catalog = InMemoryCatalog::new(FileIo::memory(), env.clone());
+        let ident = TableIdent::parse("db.t").unwrap();
+        let mut creation = TableCreation::new(LOCATION, schema.clone());
+        creation.format_version = version;
+        creation.spec = spec_of(&schema);
+        creation
+            .properties
+            .insert(MANIFEST_MIN_MERGE_COUNT.into(), "2".into());
+        catalog.create_table(&ident, creation).await.unwrap();
+        Self {
+            catalog,
+            env,
+            ident,
+        }
+    }
+
+    async fn append(&self, files: Vec<DataFile>, mode: AppendMode) {
+        commit_append_with_mode(
+            &self.catalog,
+            &self.ident,
+            files,
+            BTreeMap::new(),
+            Some(mode),
+            self.env.as_ref(),
+        )
+        .await
+        .unwrap();
+    }
+
+    async fn manifests(&self) -> Vec<ManifestFile> {
+        let table = self.catalog.load_table(&self.ident).await.unwrap();
+        let list = table
+            .metadata
+            .current_snapshot()
+            .unwrap()
+            .manifest_list
+            .clone();
+        read_manifest_list(self.catalog.io(), list.as_deref())
+            .await
+            .unwrap()
+    }
+
+    async fn entries(&self, m: &ManifestFile) -> Vec<ManifestEntry> {
+        let bytes = self.catalog.io().read(&m.manifest_path).await.unwrap();
+        decode_manifest(&m.manifest_path, &bytes).unwrap().entries
+    }
+
+    /// Commits a snapshot that adds `manifest_entries` as one manifest of `content`, the way
+    /// a row-level writer (Spark's merge-on-read DELETE) does, and optionally edits the rows
+    /// listed (to stand in for an old writer's list).
+    async fn commit_manifest(
+        &self,
+        content: ManifestContent,
+        files: Vec<DataFile>,
+        edit: impl Fn(&mut ManifestFile),
+    ) {
+        let table = self.catalog.load_table(&self.ident).await.unwrap();
+        let meta = &table.metadata;
+        let snapshot_id = 900_000 + meta.snapshots.len() as i64;
+        let entries: Vec<ManifestEntry> = files
+            .into_iter()
+            .map(|f| ManifestEntry::added(snapshot_id, f))
+            .collect();
+        let ctx = ManifestContext {
+            version: meta.format_version,
+            schema: meta.current_schema().unwrap(),
+            spec: meta.default_spec().unwrap(),
+            codec: "gzip",
+            marker: [3; 16],
+            target_size_bytes: u64::MAX,
+            content,
+        };
+        let encoded = encode_manifests(&ctx, snapshot_id, &entries, |n| {
+            format!("{LOCATION}/metadata/other-{snapshot_id}-m{n}.avro")
+        })
+        .unwrap();
+        let io = self.catalog.io();
+        let mut new = Vec::new();
+        for m in encoded {
+            io.put(&m.file.manifest_path, m.bytes.into()).await.unwrap();
+            new.push(m.file);
+        }
+        let parents: Vec<Arc<ManifestFile>> = read_manifest_list(
+            io,
+            meta.branch_head(MAIN_BRANCH)
+                .and_then(|s| s.manifest_list.as_deref()),
+        )
+        .await
+        .unwrap()
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+        let list_path = format!("{LOCATION}/metadata/snap-{snapshot_id}-other.avro");
+        let plan = plan_fast_append(
+            meta,
+            &AttemptInputs {
+                snapshot_id,
+                branch: MAIN_BRANCH,
+                new_manifests: &new,
+                parent_manifests: &parents,
+                manifests_replaced: 0,
+                added: &AddedCounts::default(),
+                extra_summary: &BTreeMap::new(),
+                manifest_list_path: list_path.clone(),
+                base_location: table.metadata_location.as_deref(),
+                now_ms: 1_800_000_000_000,
+            },
+        )
+        .unwrap();
+        let rows: Vec<ManifestFile> = plan
+            .manifests
+            .iter()
+            .map(|m| {
+                let mut m = ManifestFile::clone(m);
+                edit(&mut m);
+                m
+            })
+            .collect();
+        let bytes = encode_manifest_list(&list_path, &plan.header, &rows, "gzip", [4; 16]).unwrap();
+        io.put(&list_path, bytes.into()).await.unwrap();
+        self.catalog
+            .commit(
+                &self.ident,
+                table.metadata_location.as_deref().unwrap_or_default(),
+                &plan.metadata,
+            )
+            .await
+            .unwrap();
+    }
+}
+
+fn id_schema() -> Schema {
+    Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap()
+}
+
+fn data_file(name: &str, rows: i64) -> DataFile {
+    DataFile {
+        file_path: format!("{LOCATION}/data/{name}.parquet"),
+        record_count: rows,
+        file_size_in_bytes: 100 + rows,
+        ..Default::default()
+    }
+}
+
+fn position_deletes(name: &str, target: &str) -> DataFile {
+    DataFile {
+        content: DataContentType::PositionDeletes,
+        file_path: format!("{LOCATION}/data/{name}-deletes.parquet"),
+        record_count: 2,
+        file_size_in_bytes: 60,
+        referenced_data_file: Some(format!("{LOCATION}/data/{target}.parquet")),
+        ..Default::default()
+    }
+}
+
+fn deletion_vector(name: &str, target: &str, offset: i64) -> DataFile {
+    DataFile {
+        content: DataContentType::PositionDeletes,
+        file_format: FileFormat::Puffin,
+        file_path: format!("{LOCATION}/data/{name}.puffin"),
+        record_count: 3,
+        file_size_in_bytes: 400,
+        referenced_data_file: Some(format!("{LOCATION}/data/{target}.parquet")),
+        content_offset: Some(offset),
+        content_size_in_bytes: Some(42),
+        ..Default::default()
+    }
+}
+
+/// Merge appends onto a table with delete manifests (v2 position deletes, v3 deletion
+/// vectors) fold data manifests only: every delete manifest is listed as it was, and every
+/// merged manifest holds data files with their sequence numbers.
+#[tokio::test]
+async fn merge_append_carries_delete_manifests() {
+    for version in [FormatVersion::V2, FormatVersion::V3] {
+        let t = Fixture::new(version, id_schema(), |_| PartitionSpec::unpartitioned()).await;
+        for i in 0..3 {
+            t.append(vec![data_file(&format!("d{i}"), 10)], AppendMode::Fast)
+                .await;
+        }
+        let deletes = match version {
+            FormatVersion::V3 => vec![
+                deletion_vector("dv", "d0", 4),
+                deletion_vector("dv", "d1", 46),
+            ],
+            _ => vec![position_deletes("p0", "d0"), position_deletes("p1", "d1")],
+        };
+        t.commit_manifest(ManifestContent::Deletes, deletes.clone(), |_| {})
+            .await;
+        let before: Vec<ManifestFile> = t
+            .manifests()
+            .await
+            .into_iter()
+            .filter(|m| m.content == ManifestContent::Deletes)
+            .collect();
+        assert_eq!(before.len(), 1);
+        for i in 3..6 {
+            t.append(vec![data_file(&format!("d{i}"), 10)], AppendMode::Merge)
+                .await;
+        }
+        let after = t.manifests().await;
+        let delete_rows: Vec<&ManifestFile> = after
+            .iter()
+            .filter(|m| m.content == ManifestContent::Deletes)
+            .collect();
+        assert_eq!(
+            delete_rows,
+            before.iter().collect::<Vec<_>>(),
+            "{version:?}"
+        );
+        let mut data_paths = Vec::new();
+        for m in &after {
+            let entries = t.entries(m).await;
+            for e in &entries {
+                let is_data = e.data_file.content == DataContentType::Data;
+                assert_eq!(
+                    is_data,
+                    m.content == ManifestContent::Data,
+                    "{}",
+                    m.manifest_path
+                );
+                if is_data {
+                    data_paths.push(e.data_file.file_path.clone());
+                } else {
+                    let want = deletes
+                        .iter()
+                        .find(|d| {
+                            d.file_path == e.data_file.file_path
+                                && d.content_offset == e.data_file.content_offset
+                        })
+                        .unwrap();
+                    assert_eq!(e.data_file.referenced_data_file, want.referenced_data_file);
+                    assert_eq!(
+                        e.data_file.content_size_in_bytes,
+                        want.content_size_in_bytes
+                    );
+                    assert_eq!(e.data_file.file_format, want.file_format);
+                }
+            }
+        }
+        data_paths.sort();
+        let want: Vec<String> = (0..6)
+            .map(|i| data_file(&format!("d{i}"), 10).file_path)
+            .collect();
+        assert_eq!(data_paths, want, "{version:?}: every data file live once");
+        assert!(
+            after
+                .iter()
+                .filter(|m| m.content == ManifestContent::Data)
+                .count()
+                < 6,
+            "{version:?}: the merges folded data manifests"
+        );
+    }
+}
+
+/// A v1 table's manifests (ADDED and EXISTING entries without sequence numbers) merged after
+/// the table became v2: every entry gets sequence number 0, as Java's
+/// `InheritableMetadataFactory` gives it, never null.
+#[tokio::test]
+async fn upgraded_v1_manifests_merge_with_sequence_number_zero() {
+    let t = Fixture::new(FormatVersion::V1, id_schema(), |_| {
+        PartitionSpec::unpartitioned()
+    })
+    .await;
+    for i in 0..4 {
+        t.append(vec![data_file(&format!("v1-{i}"), 5)], AppendMode::Merge)
+            .await;
+    }
+    let v1 = t.manifests().await;
+    assert!(
+        v1.iter().any(|m| m.existing_files_count.unwrap_or(0) > 0),
+        "the v1 merges wrote EXISTING entries"
+    );
+    upgrade_to_v2(&t).await;
+    t.append(vec![data_file("v2-0", 5)], AppendMode::Merge)
+        .await;
+    let mut seen = 0;
+    for m in t.manifests().await {
+        for e in t.entries(&m).await {
+            seen += 1;
+            let old = e.data_file.file_path.contains("v1-");
+            let want = if old { Some(0) } else { e.sequence_number };
+            assert_eq!(e.sequence_number, want, "{}", e.data_file.file_path);
+            assert!(e.sequence_number.is_some() || e.status == ManifestStatus::Added);
+            if e.status == ManifestStatus::Existing {
+                assert_eq!(e.file_sequence_number, Some(0), "{}", e.data_file.file_path);
+            }
+        }
+    }
+    assert_eq!(seen, 5);
+}
+
+async fn upgrade_to_v2(t: &Fixture) {
+    let table = t.catalog.load_table(&t.ident).await.unwrap();
+    let mut meta = table.metadata.clone();
+    meta.format_version = FormatVersion::V2;
+    t.catalog
+        .commit(&t.ident, table.metadata_location.as_deref().unwrap(), &meta)
+        .await
+        .unwrap();
+}
+
+/// A manifest-list row with unknown counts (an old v1 writer's) is counted from its manifest
+/// when a v2 list carries it, never written as 0 files.
+#[tokio::test]
+async fn unknown_counts_are_counted_not_zeroed() {
+    let t = Fixture::new(FormatVersion::V1, id_schema(), |_| {
+        PartitionSpec::unpartitioned()
+    })
+    .await;
+    t.commit_manifest(
+        ManifestContent::Data,
+        vec![data_file("old-0", 3), data_file("old-1", 4)],
+        |m| {
+            m.added_files_count = None;
+            m.existing_files_count = None;
+            m.deleted_files_count = None;
+            m.added_rows_count = None;
+            m.existing_rows_count = None;
+            m.deleted_rows_count = None;
+        },
+    )
+    .await;
+    assert_eq!(t.manifests().await[0].added_files_count, None);
+    upgrade_to_v2(&t).await;
+    t.append(vec![data_file("new", 1)], AppendMode::Fast).await;
+    let rows = t.manifests().await;
+    let old = rows
+        .iter()
+        .find(|m| m.manifest_path.contains("other-"))
+        .unwrap();
+    assert_eq!(old.added_files_count, Some(2));
+    assert_eq!(old.added_rows_count, Some(7));
+    assert_eq!(old.existing_files_count, Some(0));
+}
+
+fn uuid_schema() -> Schema {
+    Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            NestedField::optional(2, "u", PrimitiveType::Uuid),
+        ],
+    )
+    .unwrap()
+}
+
+fn uuid_file(n: usize, u: Option<Uuid>) -> DataFile {
+    let mut f = data_file(&format!("u{n}"), 1);
+    f.partition = vec![u.map(Datum::Uuid)];
+    f
+}
+
+/// Whether a summary's bounds cover `u` under `cmp`.
+fn covers(
+    lo: &[u8],
+    hi: &[u8],
+    u: &Uuid,
+    cmp: impl Fn(&Uuid, &Uuid) -> std::cmp::Ordering,
+) -> bool {
+    let (lo, hi) = (Uuid::from_slice(lo).unwrap(), Uuid::from_slice(hi).unwrap());
+    cmp(&lo, u).is_le() && cmp(u, &hi).is_le()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// For random uuids appended (fast and merging) into an identity(uuid) table, every
+    /// manifest's summary bounds cover each of its values under Java's comparator and under
+    /// the spec's unsigned order.
+    #[test]
+    fn uuid_summaries_hold_in_both_orders(
+        batches in prop::collection::vec(
+            prop::collection::vec(prop::option::weighted(0.9, any::<u128>()), 1..6),
+            1..5,
+        ),
+        merge in any::<bool>(),
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let t = Fixture::new(FormatVersion::V2, uuid_schema(), |s| {
+                PartitionSpec::builder(s).add("u", Transform::Identity).unwrap().build().unwrap()
+            })
+            .await;
+            let mut n = 0;
+            for batch in &batches {
+                let files: Vec<DataFile> = batch
+                    .iter()
+                    .map(|u| {
+                        n += 1;
+                        uuid_file(n, u.map(Uuid::from_u128))
+                    })
+                    .collect();
+                let mode = if merge { AppendMode::Merge } else { AppendMode::Fast };
+                t.append(files, mode).await;
+            }
+            let mut live = 0;
+            for m in t.manifests().await {
+                let s = &m.partitions.as_ref().unwrap()[0];
+                let mut classes = std::collections::BTreeSet::new();
+                for e in t.entries(&m).await {
+                    if e.status == ManifestStatus::Deleted {
+                        continue;
+                    }
+                    live += 1;
+                    match e.data_file.partition[0] {
+                        Some(Datum::Uuid(u)) => {
+                            classes.insert(uuid_sign_class(&u));
+                            let (lo, hi) = (s.lower_bound.as_deref().unwrap(), s.upper_bound.as_deref().unwrap());
+                            assert!(covers(lo, hi, &u, java_uuid_cmp), "Java's order: {u}");
+                            assert!(covers(lo, hi, &u, |a, b| a.as_bytes().cmp(b.as_bytes())), "unsigned: {u}");
+                        }
+                        _ => assert!(s.contains_null),
+                    }
+                }
+                assert!(classes.len() <= 1, "{}: classes {classes:?}", m.manifest_path);
+            }
+            assert_eq!(live, n);
+        });
+    }
+}
