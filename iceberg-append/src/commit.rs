@@ -5,9 +5,15 @@
 //!               (written once)  (one per attempt)                   (conflict? reload,
 //!                                                                     re-plan, retry)
 //! ```
-//! On a conflict the table is reloaded; if our snapshot id is already there the earlier
-//! attempt landed and its answer was lost, so we are done. Otherwise the same snapshot id
-//! and manifests are planned onto the new base with a new manifest list.
+//! One rule decides what is deleted: a file this commit wrote is deleted only when the commit
+//! definitely did not land. After any error but a refusal made before anything was sent
+//! ([`Error::is_pre_request_refusal`]), the table is reloaded and searched for our snapshot
+//! id: found means success (an earlier answer was lost, or a store that retried a conditional
+//! create called our own write a conflict); a failed reload means the outcome is unknown
+//! ([`Error::CommitStateUnknown`], nothing deleted); absent means a conflict to retry, or a
+//! failure. Every retry also checks that the table is still the same table (its UUID), as
+//! Java's `SnapshotProducer` does. A retry plans the same snapshot id and manifests onto the
+//! new base with a new manifest list.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -111,12 +117,13 @@ pub async fn commit_append_with_mode(
             .filter(|p| !keep.contains(p))
             .collect()
     };
+    let table_uuid = base.metadata.table_uuid;
     loop {
         let base_location = base.metadata_location.clone().unwrap_or_default();
-        match catalog
+        let swap = catalog
             .commit(ident, &base_location, &result.metadata)
-            .await
-        {
+            .await;
+        let error = match swap {
             Ok(location) => {
                 let mut keep = result.manifest_paths.clone();
                 keep.push(result.manifest_list.clone());
@@ -138,36 +145,8 @@ pub async fn commit_append_with_mode(
                 }
                 return Ok(outcome);
             }
-            Err(e) if e.is_commit_conflict() => {
-                let out_of_time =
-                    started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
-                if attempt > retry.num_retries || out_of_time {
-                    cleanup(&io, written(&pending, &lists, &[])).await;
-                    return Err(Error::RetriesExhausted {
-                        table: ident.to_string(),
-                        snapshot_id: pending.snapshot_id,
-                        attempts: attempt,
-                        last: Box::new(e),
-                    });
-                }
-                tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env))
-                    .await;
-                base = catalog.load_table(ident).await?;
-                if base.metadata.snapshot_by_id(pending.snapshot_id).is_some() {
-                    // An earlier attempt landed; its answer was lost. Keep everything it listed.
-                    return Ok(CommitOutcome {
-                        snapshot_id: pending.snapshot_id,
-                        metadata_location: base.metadata_location.clone().unwrap_or_default(),
-                        attempts: attempt,
-                        added_records: result.added_records(),
-                    });
-                }
-                attempt += 1;
-                result = pending.attempt(&io, &base, attempt, env, cache).await?;
-                lists.push(result.manifest_list.clone());
-            }
-            Err(e) if e.is_commit_state_unknown() => return Err(e),
-            Err(e) => {
+            // Said before anything was sent: nothing can have landed.
+            Err(e) if e.is_pre_request_refusal() => {
                 cleanup(&io, written(&pending, &lists, &[])).await;
                 return Err(Error::CommitFailed {
                     table: ident.to_string(),
@@ -176,7 +155,96 @@ pub async fn commit_append_with_mode(
                     reason: e.to_string(),
                 });
             }
+            Err(e) if e.is_commit_state_unknown() => return Err(e),
+            Err(e) => e,
+        };
+        // A conflict may be our own landed write (a store that retried a conditional create
+        // answers "already exists"; a lost answer), and any other error may have come after
+        // the swap was made: only the catalog itself can say. Nothing is deleted until it
+        // says our snapshot is not there.
+        let reloaded = match catalog.load_table(ident).await {
+            Ok(table) => table,
+            Err(reload) => {
+                return Err(Error::CommitStateUnknown {
+                    table: ident.to_string(),
+                    snapshot_id: Some(pending.snapshot_id),
+                    reason: format!("{error}; then reloading the table failed: {reload}"),
+                });
+            }
+        };
+        if reloaded
+            .metadata
+            .snapshot_by_id(pending.snapshot_id)
+            .is_some()
+        {
+            // An attempt landed; its answer was lost or garbled. Keep everything it listed.
+            return Ok(CommitOutcome {
+                snapshot_id: pending.snapshot_id,
+                metadata_location: reloaded.metadata_location.clone().unwrap_or_default(),
+                attempts: attempt,
+                added_records: result.added_records(),
+            });
         }
+        if reloaded.metadata.table_uuid != table_uuid {
+            // Dropped and created again since we started: this append belongs to a table that
+            // is gone (Java: "Table UUID does not match").
+            cleanup(&io, written(&pending, &lists, &[])).await;
+            return Err(Error::CommitFailed {
+                table: ident.to_string(),
+                snapshot_id: pending.snapshot_id,
+                attempts: attempt,
+                reason: format!(
+                    "table UUID changed from {table_uuid:?} to {:?}: the table was replaced",
+                    reloaded.metadata.table_uuid
+                ),
+            });
+        }
+        if !error.is_commit_conflict() {
+            // Not there, and not a conflict: the swap failed for good.
+            cleanup(&io, written(&pending, &lists, &[])).await;
+            return Err(Error::CommitFailed {
+                table: ident.to_string(),
+                snapshot_id: pending.snapshot_id,
+                attempts: attempt,
+                reason: error.to_string(),
+            });
+        }
+        let out_of_time = started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
+        if attempt > retry.num_retries || out_of_time {
+            cleanup(&io, written(&pending, &lists, &[])).await;
+            return Err(Error::RetriesExhausted {
+                table: ident.to_string(),
+                snapshot_id: pending.snapshot_id,
+                attempts: attempt,
+                last: Box::new(error),
+            });
+        }
+        tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env)).await;
+        base = match catalog.load_table(ident).await {
+            Ok(table) => table,
+            Err(reload) => {
+                // Our snapshot was not there a moment ago and nothing since was ours.
+                cleanup(&io, written(&pending, &lists, &[])).await;
+                return Err(Error::CommitFailed {
+                    table: ident.to_string(),
+                    snapshot_id: pending.snapshot_id,
+                    attempts: attempt,
+                    reason: format!("reloading the table for a retry failed: {reload}"),
+                });
+            }
+        };
+        if base.metadata.table_uuid != table_uuid {
+            cleanup(&io, written(&pending, &lists, &[])).await;
+            return Err(Error::CommitFailed {
+                table: ident.to_string(),
+                snapshot_id: pending.snapshot_id,
+                attempts: attempt,
+                reason: "table UUID changed: the table was replaced".into(),
+            });
+        }
+        attempt += 1;
+        result = pending.attempt(&io, &base, attempt, env, cache).await?;
+        lists.push(result.manifest_list.clone());
     }
 }
 

@@ -164,6 +164,19 @@ impl Error {
         matches!(self, Self::CommitConflict { .. })
     }
 
+    /// True for a refusal the catalog made before sending anything (a bad identifier or base,
+    /// invalid metadata): such a commit cannot have landed.
+    pub fn is_pre_request_refusal(&self) -> bool {
+        matches!(
+            self,
+            Self::Spec(_)
+                | Self::InvalidManifest { .. }
+                | Self::InvalidDataFile { .. }
+                | Self::Unsupported { .. }
+                | Self::NoSuchNamespace { .. }
+        )
+    }
+
     /// True when a commit lost every retry to concurrent commits.
     pub fn is_retries_exhausted(&self) -> bool {
         matches!(self, Self::RetriesExhausted { .. })

@@ -1,0 +1,236 @@
+//! A commit never destroys what may have landed: a "conflict" or an error that follows our own
+//! landed swap is found by reloading and reported as success, a failed reload is an unknown
+//! outcome with nothing deleted, and a table replaced between attempts is never written into.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use async_trait::async_trait;
+use iceberg_append::{
+    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, MetadataCache, Result, Table,
+    TableCreation, TableIdent, commit_append, read_manifest_list,
+};
+use iceberg_io::FileIo;
+use iceberg_spec::properties::{COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES};
+use iceberg_spec::{DataFile, NestedField, PrimitiveType, Schema, TableMetadata};
+
+/// What the wrapped catalog does on its first commit call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    /// The swap lands, then the caller is told "conflict" (a store that retried a conditional
+    /// create after a 5xx, whose retry saw our own object).
+    LandedThenConflict,
+    /// The swap lands, then a transport error arrives instead of the answer.
+    LandedThenIoError,
+    /// Another writer commits first (a real conflict), and every reload after it fails.
+    ConflictThenReloadsFail,
+    /// The table is dropped and created again, then the swap conflicts.
+    ReplacedThenConflict,
+}
+
+#[derive(Debug)]
+struct Faulty {
+    inner: InMemoryCatalog,
+    fault: Fault,
+    fired: AtomicBool,
+    loads_after_fault: AtomicU32,
+}
+
+#[async_trait]
+impl Catalog for Faulty {
+    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
+        if self.fault == Fault::ConflictThenReloadsFail && self.fired.load(Ordering::SeqCst) {
+            self.loads_after_fault.fetch_add(1, Ordering::SeqCst);
+            return Err(Error::Catalog {
+                table: ident.to_string(),
+                reason: "injected: the catalog is unreachable".into(),
+            });
+        }
+        self.inner.load_table(ident).await
+    }
+
+    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
+        self.inner.create_table(ident, creation).await
+    }
+
+    async fn commit(&self, ident: &TableIdent, base: &str, new: &TableMetadata) -> Result<String> {
+        if self.fired.swap(true, Ordering::SeqCst) {
+            return self.inner.commit(ident, base, new).await;
+        }
+        let conflict = || Error::CommitConflict {
+            table: ident.to_string(),
+            expected: Some(base.to_string()),
+            found: None,
+        };
+        match self.fault {
+            Fault::LandedThenConflict => {
+                self.inner.commit(ident, base, new).await?;
+                Err(conflict())
+            }
+            Fault::LandedThenIoError => {
+                self.inner.commit(ident, base, new).await?;
+                Err(Error::Io(iceberg_io::Error::Io {
+                    path: base.to_string(),
+                    source: std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset"),
+                }))
+            }
+            Fault::ConflictThenReloadsFail => Err(conflict()),
+            Fault::ReplacedThenConflict => {
+                self.inner.drop_table(ident, false).await?;
+                self.inner.create_table(ident, creation(0)).await?;
+                Err(conflict())
+            }
+        }
+    }
+
+    fn io(&self) -> &FileIo {
+        self.inner.io()
+    }
+
+    fn metadata_cache(&self) -> Option<&MetadataCache> {
+        self.inner.metadata_cache()
+    }
+}
+
+fn creation(retries: u32) -> TableCreation {
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    let mut c = TableCreation::new("memory://wh/db/t", schema);
+    c.properties
+        .insert(COMMIT_NUM_RETRIES.into(), retries.to_string());
+    c.properties
+        .insert(COMMIT_MIN_RETRY_WAIT_MS.into(), "1".into());
+    c
+}
+
+fn file(name: &str) -> DataFile {
+    DataFile {
+        file_path: format!("memory://wh/db/t/data/{name}.parquet"),
+        record_count: 3,
+        file_size_in_bytes: 100,
+        ..Default::default()
+    }
+}
+
+async fn setup(fault: Fault, retries: u32) -> (Faulty, TableIdent, Arc<DeterministicEnvironment>) {
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 11));
+    let inner = InMemoryCatalog::new(FileIo::memory(), env.clone());
+    let ident = TableIdent::parse("db.t").unwrap();
+    inner.create_table(&ident, creation(retries)).await.unwrap();
+    commit_append(
+        &inner,
+        &ident,
+        vec![file("first")],
+        BTreeMap::new(),
+        env.as_ref(),
+    )
+    .await
+    .unwrap();
+    let catalog = Faulty {
+        inner,
+        fault,
+        fired: AtomicBool::new(false),
+        loads_after_fault: AtomicU32::new(0),
+    };
+    (catalog, ident, env)
+}
+
+/// Every manifest list and manifest of every snapshot of the table exists.
+async fn all_listed_files_exist(catalog: &dyn Catalog, ident: &TableIdent) {
+    let table = catalog.load_table(ident).await.unwrap();
+    for s in &table.metadata.snapshots {
+        let list = s.manifest_list.clone().unwrap();
+        assert!(
+            catalog.io().exists(&list).await.unwrap(),
+            "{list} was deleted"
+        );
+        for m in read_manifest_list(catalog.io(), Some(&list)).await.unwrap() {
+            assert!(
+                catalog.io().exists(&m.manifest_path).await.unwrap(),
+                "{} was deleted",
+                m.manifest_path
+            );
+        }
+    }
+}
+
+/// On the last attempt (no retries left) a "conflict" that is our own landed write used to
+/// delete the current snapshot's manifests: it is success, and nothing is deleted.
+#[tokio::test]
+async fn our_landed_write_reported_as_conflict_is_success() {
+    for fault in [Fault::LandedThenConflict, Fault::LandedThenIoError] {
+        for retries in [0, 2] {
+            let (catalog, ident, env) = setup(fault, retries).await;
+            let done = commit_append(
+                &catalog,
+                &ident,
+                vec![file("second")],
+                BTreeMap::new(),
+                env.as_ref(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{fault:?}, {retries} retries: {e}"));
+            let table = catalog.load_table(&ident).await.unwrap();
+            assert_eq!(table.metadata.current_snapshot_id, Some(done.snapshot_id));
+            assert_eq!(table.metadata.snapshots.len(), 2, "{fault:?}: landed once");
+            all_listed_files_exist(&catalog, &ident).await;
+        }
+    }
+}
+
+/// A conflict whose reload fails is an unknown outcome: nothing this commit wrote is deleted.
+#[tokio::test]
+async fn a_failed_reload_is_unknown_and_deletes_nothing() {
+    let (catalog, ident, env) = setup(Fault::ConflictThenReloadsFail, 3).await;
+    let before = catalog
+        .io()
+        .list("memory://wh/db/t/metadata")
+        .await
+        .unwrap()
+        .len();
+    let err = commit_append(
+        &catalog,
+        &ident,
+        vec![file("second")],
+        BTreeMap::new(),
+        env.as_ref(),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is_commit_state_unknown(), "{err}");
+    assert!(catalog.loads_after_fault.load(Ordering::SeqCst) >= 1);
+    let after = catalog
+        .io()
+        .list("memory://wh/db/t/metadata")
+        .await
+        .unwrap()
+        .len();
+    assert!(
+        after > before,
+        "the manifests and list written stay: {before} -> {after}"
+    );
+}
+
+/// A table dropped and created again between attempts is a different table: the append fails
+/// (Java: "Table UUID does not match") and the new table gets nothing of it.
+#[tokio::test]
+async fn a_replaced_table_is_never_written_into() {
+    let (catalog, ident, env) = setup(Fault::ReplacedThenConflict, 3).await;
+    let err = commit_append(
+        &catalog,
+        &ident,
+        vec![file("second")],
+        BTreeMap::new(),
+        env.as_ref(),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("UUID"), "{err}");
+    let table = catalog.load_table(&ident).await.unwrap();
+    assert!(
+        table.metadata.snapshots.is_empty(),
+        "the new table has no snapshot"
+    );
+}
