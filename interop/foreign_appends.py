@@ -7,11 +7,15 @@
    catalog: v1, v2 with merge-on-read position deletes, v3) into OUT/java and
    make_pyiceberg_tables.py (PyIceberg, SQLite catalog "default": v1, v2) into OUT/pyiceberg.
    Each also writes the rows as its engine reads them back (engine.json).
-2. Appends to every table with our `iceberg` CLI, first --fast then --merge, rows made from
-   the table's schema (every column, one row of nulls). Java's tables go through
-   `--catalog object-store` (the Hadoop layout), PyIceberg's through their SQLite catalog.
-3. Lists three states per table for the readers: as the engine left it, after our fast append
-   and after our merge append, each at its own metadata.json.
+2. Appends to every table with our `iceberg` CLI, first --fast then --merge (or the modes of
+   the table's `appends` in the engine's spec: fast, merge, merge for the tables of
+   java_edge_tables.py), three rows each made from the table's schema (every column, one row
+   of nulls, uuids of three sign classes). Java's tables go through `--catalog object-store`
+   (the Hadoop layout), PyIceberg's through their SQLite catalog.
+3. Lists a state per table and append for the readers: as the engine left it, after our fast
+   append (`+fast`), after our merge append (`+fast+merge`, and `+fast+merge+merge`), each at
+   its own metadata.json. Every state gets the engine's filters plus `c = <uuid>` for each
+   uuid we append to a uuid column c.
 
 Expected, for each state: the engine's rows plus the rows we appended (so every reader must
 still apply the engine's deletes); filtered scans are those rows through filters.evaluate; the
@@ -108,7 +112,13 @@ def value(t: Any, n: int, required: bool) -> Any:
     if t == "string":
         return f"n{n}-ü"
     if t == "uuid":
-        return uuid.UUID(int=n).bytes
+        # sign classes 0, 3, 2 (top bits of bytes 0 and 8) for n % 4 = 0, 1, 2: one file of ours
+        # holds uuids that unsigned bytes and Java 1.10's signed longs order differently
+        b = bytearray(uuid.UUID(int=n).bytes)
+        cls = (0, 3, 2, 1)[n % 4]
+        b[0] |= 0x80 if cls & 2 else 0
+        b[8] |= 0x80 if cls & 1 else 0
+        return bytes(b)
     if t == "binary":
         return bytes([n % 256, 0xFF])
     return bytes([n % 256]) * int(t[len("fixed["):-1])
@@ -182,7 +192,21 @@ def expected_state(meta: table_meta.TableMeta, rows: list[dict], filter_spec: di
     }
 
 
-def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict]:
+def _our_uuid_filters(meta: table_meta.TableMeta, appends: int) -> dict:
+    """`c = <uuid>` for every uuid we append to a top-level uuid column c (of every sign class)."""
+    out = {}
+    for f in meta.fields:
+        if f["type"] != "uuid":
+            continue
+        for n in range(1000, 1000 * (appends + 1), 1000):
+            for k in range(n, n + 3):
+                v = value("uuid", k, f["required"])
+                if v is not None:
+                    out[f"{f['name']}_eq_ours_{k}"] = {"op": "=", "col": f["name"], "value": str(uuid.UUID(bytes=v))}
+    return out
+
+
+def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list[str]]:
     shutil.rmtree(out, ignore_errors=True)  # the engines' tables are made anew every time
     py = sys.executable
     engines = []
@@ -193,26 +217,33 @@ def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict]:
     subprocess.run([py, str(HERE / "make_pyiceberg_tables.py"), str(out / "pyiceberg")], check=True)
     engines.append(("PyIceberg", out / "pyiceberg", ["--warehouse", str(out / "pyiceberg" / "warehouse"),
                                                      "--catalog", f"sqlite:///{out / 'pyiceberg' / 'catalog.db'}"]))
-    spec, expected = [], {}
+    spec, expected, failed = [], {}, []
     for engine, folder, catalog in engines:
         group = f"Tables written by {engine}, then appended to by us (fast, then merge)"
         engine_rows = json.loads((folder / "engine.json").read_text())["tables"]
         for t in json.loads((folder / "spec.json").read_text())["tables"]:
             name, meta = t["name"], table_meta.load(t["metadata"])
             rows = list(engine_rows[name]["scan"])
+            modes = t.get("appends", ["fast", "merge"])
+            flt = {**t["filters"], **_our_uuid_filters(meta, len(modes))}
             states, ours = [(name, meta.path)], {}
-            for i, mode in enumerate(("fast", "merge")):
-                data = folder / f"{name}-{mode}.parquet"
+            for i, mode in enumerate(modes):
+                data = folder / f"{name}-{i}-{mode}.parquet"
                 rows += write_rows(meta, 1000 * (i + 1), 3, data)
-                path = append(cli, catalog, f"db.{name}", data, mode)
+                try:
+                    path = append(cli, catalog, f"db.{name}", data, mode)
+                except RuntimeError as e:  # the states so far are still read; main() exits 1
+                    failed.append(str(e))
+                    print(f"foreign_appends.py: {e}", file=sys.stderr)
+                    break
                 after = table_meta.load(path)
                 doc = json.loads(Path(path).read_text())
                 ours[doc["current-snapshot-id"]] = _added_files(after)
-                states.append((f"{name}+{'fast' if i == 0 else 'fast+merge'}", path))
-                expected[states[-1][0]] = expected_state(after, rows, t["filters"], ours)
-            expected[name] = expected_state(meta, list(engine_rows[name]["scan"]), t["filters"], {})
-            spec += [{"name": n, "metadata": p, "group": group, "filters": t["filters"]} for n, p in states]
-    return {"tables": spec}, {"reader": "expected", "tables": expected}
+                states.append((f"{name}+{'+'.join(modes[:i + 1])}", path))
+                expected[states[-1][0]] = expected_state(after, rows, flt, ours)
+            expected[name] = expected_state(meta, list(engine_rows[name]["scan"]), flt, {})
+            spec += [{"name": n, "metadata": p, "group": group, "filters": flt} for n, p in states]
+    return {"tables": spec}, {"reader": "expected", "tables": expected}, failed
 
 
 def main() -> None:
@@ -224,10 +255,13 @@ def main() -> None:
     ap.add_argument("--spec", type=Path, required=True)
     ap.add_argument("--expected", type=Path, required=True)
     args = ap.parse_args()
-    spec, expected = run(args.out.resolve(), args.iceberg.resolve(), args.cache.resolve(), not args.no_java)
+    spec, expected, failed = run(args.out.resolve(), args.iceberg.resolve(), args.cache.resolve(), not args.no_java)
     args.spec.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")
     args.expected.write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n")
     print(f"{len(spec['tables'])} table states", file=sys.stderr)
+    if failed:  # written anyway, so that the states before the failed append can be read by hand
+        sys.exit(f"foreign_appends.py: {len(failed)} of our appends failed (the table's later states are "
+                 f"left out of the spec):\n" + "\n".join(failed))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,12 @@ the runtime jar needs CACHE/java's relocated Jackson). Tables, each with a coupl
   java_v2_part   v2, bucket(4, id) + truncate(2, name), sort order id; merge-on-read DELETE
                  (a position delete file)
   java_v3        v3 (row lineage: first_row_id), months(dt)
-OUT_DIR/spec.json lists their current metadata.json and a few filters (FORMAT.md), and
-OUT_DIR/engine.json the rows as Spark reads them back (an expected result, FORMAT.md).
+and the tables of java_edge_tables.py (merge-on-read position deletes and deletion vectors, a
+v1 table Java merged and upgraded to v2, partition names that are not Avro names, uuid
+partitions and stats across the sign bit), all in one SparkSession.
+OUT_DIR/spec.json lists their current metadata.json, a few filters (FORMAT.md) and the modes
+foreign_appends.py appends with, and OUT_DIR/engine.json the rows as Spark reads them back (an
+expected result, FORMAT.md).
 """
 
 import argparse
@@ -22,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import java_edge_tables  # noqa: E402
 import table_meta  # noqa: E402
 from canon import canon_row, sort_rows  # noqa: E402
 
@@ -124,20 +129,27 @@ def main() -> None:
     started = time.monotonic()
     spark = spark_session(warehouse, args.cache.resolve())
     spark.sparkContext.setLogLevel("ERROR")
-    tables, engine = [], {}
-    for name, make in (("java_v1_part", v1_part), ("java_v2_part", v2_part), ("java_v3", v3)):
+    spark_up = time.monotonic()
+    tables, engine, seconds = [], {}, {}
+    makers = [("java_v1_part", lambda s: v1_part(s.sql)), ("java_v2_part", lambda s: v2_part(s.sql)),
+              ("java_v3", lambda s: v3(s.sql)), *java_edge_tables.TABLES]
+    for name, make in makers:
+        t0 = time.monotonic()
         spark.sql(f"DROP TABLE IF EXISTS x.db.{name} PURGE")
-        t = make(spark.sql)
+        t = make(spark)
         t["metadata"] = current_metadata(warehouse / "db" / name)
         tables.append(t)
         fields = table_meta.load(t["metadata"]).fields
         rows = [r.asDict(recursive=True) for r in spark.table(f"x.db.{name}").collect()]
         engine[name] = {"scan": sort_rows([canon_row(r, fields) for r in rows])}
+        seconds[name] = round(time.monotonic() - t0, 1)
     spark.stop()
-    (out / "engine.json").write_text(json.dumps({"reader": "spark (writer)", "tables": engine}, indent=1) + "\n")
-    spec = {"tables": [{"name": t["name"], "metadata": t["metadata"], "filters": t["filters"]} for t in tables]}
-    (out / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
-    print(f"{out / 'spec.json'} ({time.monotonic() - started:.1f} s)")
+    (out / "engine.json").write_text(json.dumps({"reader": "spark (writer)", "tables": engine}, indent=1,
+                                                ensure_ascii=False) + "\n")
+    spec = {"tables": [{k: t[k] for k in ("name", "metadata", "filters", "appends") if k in t} for t in tables]}
+    (out / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
+    print(f"{out / 'spec.json'} ({time.monotonic() - started:.1f} s: Spark up in {spark_up - started:.1f} s, "
+          f"then per table {seconds})")
 
 
 if __name__ == "__main__":

@@ -70,6 +70,12 @@ class DataCheck(unittest.TestCase):
         data = {"path": "f", "lower_bounds": {}}
         self.assertEqual(len(data_check.check_file(exp, data, self.M)), 1)
 
+    def test_a_deletion_vector_is_held_to_its_size_only(self):
+        # a Puffin file: the data side has its size and no bounds (the DV's file_path bounds)
+        exp = {"path": "f.puffin", "file_size_in_bytes": 10, "lower_bounds": {"2147483546": "data/x"}}
+        self.assertEqual(data_check.check_file(exp, {"path": "f.puffin", "file_size_in_bytes": 10}, self.M), [])
+        self.assertEqual(len(data_check.check_file(exp, {"path": "f.puffin", "file_size_in_bytes": 9}, self.M)), 1)
+
 
 class Evaluate(unittest.TestCase):
     M = meta([{"id": 1, "name": "id", "type": "long", "required": False},

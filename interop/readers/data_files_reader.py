@@ -61,8 +61,10 @@ def _python_values(arr: pa.Array) -> list:
     return arr.to_pylist()
 
 
-def _file(path: str, meta: TableMeta) -> dict:
+def _file(path: str, meta: TableMeta, file_format: str = "PARQUET") -> dict:
     local = strip_scheme(path)
+    if file_format != "PARQUET":  # a v3 deletion vector's Puffin file: only its size is checked
+        return {"path": meta.relative(path), "file_size_in_bytes": os.path.getsize(local)}
     pf = pq.ParquetFile(local)
     md = pf.metadata
     table = pf.read()
@@ -133,7 +135,8 @@ def _parquet_leaf_ids(pf: pq.ParquetFile) -> dict[str, int | None]:
 def read(spec: dict, meta: TableMeta) -> dict:
     def files():
         return sort_files([_file(f["path"] if f["path"].startswith("/") else
-                                 strip_scheme(meta.location).rstrip("/") + "/" + f["path"], meta)
+                                 strip_scheme(meta.location).rstrip("/") + "/" + f["path"], meta,
+                                 f["file_format"])
                            for f in manifest_files.live_files(meta)])
 
     return {"files": attempt(files)}

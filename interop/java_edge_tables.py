@@ -1,0 +1,192 @@
+"""The Java tables that exercise our merge append's edges (make_java_tables.py makes them).
+
+Each function takes the SparkSession (catalog "x") and returns the table's spec entry: its
+filters, and `appends`, the modes foreign_appends.py appends with (fast, then merge twice, so
+that our second merge also folds a manifest our first one wrote). Every table has
+`commit.manifest.min-count-to-merge` = 2 by the time we append, so our merge really folds.
+
+  java_v2_mor       v2, days(ts); three inserts, then merge-on-read DELETE, UPDATE, DELETE
+                    (position delete files in two delete manifests next to three data manifests)
+  java_v3_dv        v3, bucket(2, id); merge-on-read DELETE, UPDATE, DELETE: deletion vectors
+                    in Puffin files (one replaced by a merged DV); Java merges from the start
+  java_v1_upgraded  v1 whose inserts Java itself merges (EXISTING entries, no sequence
+                    numbers), one more v1 manifest, then upgraded to v2 by Java and a
+                    merge-on-read DELETE (position deletes at sequence number 1 onto data
+                    files of sequence number 0, which our merge must keep)
+  java_v2_names     partition fields whose names are not Avro names, which Java sanitizes
+                    (event_x2Dtime_day): days(`event-time`), `user id`, s.a (a struct
+                    field), `1col`
+  java_v2_names_unicode  identity(`café`): Java keeps non-ASCII letters in Avro names
+  java_v2_uuid      made through the Java API (Spark SQL has no uuid type): identity(u) +
+                    bucket(4, u2), uuids in all four sign classes (top bits of bytes 0 and 8)
+  java_v2_uuid_days days(ts) with uuid columns u, v outside the spec: our appended files mix
+                    sign classes in one file (Parquet stats); Java's files hold one class each
+"""
+
+# uuids by sign class (top bit of byte 0, top bit of byte 8): unsigned bytes and Java 1.10's
+# two signed longs order them differently
+UUIDS = {
+    0: ["00000000-0000-0000-0000-000000000001", "7fffffff-ffff-ffff-7fff-ffffffffffff"],
+    1: ["12345678-1234-1234-9234-123456789abc"],
+    2: ["80000000-0000-0000-0000-000000000000", "a1b2c3d4-0000-4000-0000-000000000001"],
+    3: ["ffffffff-ffff-ffff-ffff-ffffffffffff", "c0ffee00-0000-4000-8000-000000000000"],
+}
+ALL_UUIDS = [u for us in UUIDS.values() for u in us]
+MERGE_TWICE = ["fast", "merge", "merge"]
+MOR = "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read'"
+
+
+def _props(sql, table: str, props: str) -> None:
+    sql(f"ALTER TABLE x.db.{table} SET TBLPROPERTIES ({props})")
+
+
+def v2_mor(spark) -> dict:
+    sql = spark.sql
+    sql(f"""CREATE TABLE x.db.java_v2_mor (id BIGINT, ts TIMESTAMP, name STRING, qty INT)
+           USING iceberg PARTITIONED BY (days(ts)) TBLPROPERTIES ('format-version'='2', {MOR})""")
+    sql("""INSERT INTO x.db.java_v2_mor VALUES (1, TIMESTAMP'2024-03-01 01:00:00', 'a', 1),
+           (2, TIMESTAMP'2024-03-01 02:00:00', 'b', 2), (3, TIMESTAMP'2024-03-02 00:00:00', 'c', NULL)""")
+    sql("""INSERT INTO x.db.java_v2_mor VALUES (4, TIMESTAMP'2024-03-01 05:00:00', 'd', 4),
+           (5, NULL, 'e', 5), (6, TIMESTAMP'2024-03-03 00:00:00', NULL, 6)""")
+    sql("""INSERT INTO x.db.java_v2_mor VALUES (7, TIMESTAMP'2024-03-02 07:00:00', 'g', 7),
+           (8, TIMESTAMP'2024-03-01 08:00:00', 'h', 8)""")
+    sql("DELETE FROM x.db.java_v2_mor WHERE id IN (2, 7)")
+    sql("UPDATE x.db.java_v2_mor SET qty = qty * 10 WHERE id IN (1, 5)")
+    sql("DELETE FROM x.db.java_v2_mor WHERE name = 'd'")
+    # only now: Java's own commits leave several data and delete manifests for our merge
+    _props(sql, "java_v2_mor", "'commit.manifest.min-count-to-merge'='2'")
+    return {"name": "java_v2_mor", "appends": MERGE_TWICE, "filters": {
+        "id_in": {"op": "in", "col": "id", "values": [1, 2, 4, 5, 7]},
+        "qty_gt_5": {"op": ">", "col": "qty", "value": 5},
+        "ts_ge_mar2": {"op": ">=", "col": "ts", "value": "2024-03-02T00:00:00.000000+00:00"},
+        "name_null": {"op": "is_null", "col": "name"},
+    }}
+
+
+def v3_dv(spark) -> dict:
+    sql = spark.sql
+    sql(f"""CREATE TABLE x.db.java_v3_dv (id BIGINT, dt DATE, v STRING)
+           USING iceberg PARTITIONED BY (bucket(2, id))
+           TBLPROPERTIES ('format-version'='3', {MOR}, 'commit.manifest.min-count-to-merge'='2')""")
+    sql("""INSERT INTO x.db.java_v3_dv VALUES (1, DATE'2024-01-01', 'a'), (2, DATE'2024-01-02', 'b'),
+           (3, NULL, 'c'), (4, DATE'2024-01-04', NULL)""")
+    sql("INSERT INTO x.db.java_v3_dv VALUES (5, DATE'2024-02-01', 'e'), (6, DATE'2024-02-02', 'f'), (7, NULL, NULL)")
+    sql("DELETE FROM x.db.java_v3_dv WHERE id = 2 OR id = 6")
+    sql("UPDATE x.db.java_v3_dv SET v = 'u' WHERE id = 3")
+    sql("DELETE FROM x.db.java_v3_dv WHERE id = 4")  # a second DV for a file: Java merges the two
+    return {"name": "java_v3_dv", "appends": MERGE_TWICE, "filters": {
+        "id_le_4": {"op": "<=", "col": "id", "value": 4},
+        "v_in": {"op": "in", "col": "v", "values": ["b", "u", "e"]},
+        "dt_null": {"op": "is_null", "col": "dt"},
+    }}
+
+
+def v1_upgraded(spark) -> dict:
+    sql = spark.sql
+    sql("""CREATE TABLE x.db.java_v1_upgraded (id BIGINT, category STRING, amount DECIMAL(9,2))
+           USING iceberg PARTITIONED BY (category)
+           TBLPROPERTIES ('format-version'='1', 'commit.manifest.min-count-to-merge'='2')""")
+    sql("INSERT INTO x.db.java_v1_upgraded VALUES (1, 'a', 1.00), (2, 'a', 2.00), (3, 'b', 3.00)")
+    sql("INSERT INTO x.db.java_v1_upgraded VALUES (4, 'a', 4.00)")
+    sql("INSERT INTO x.db.java_v1_upgraded VALUES (5, 'c', NULL), (6, NULL, 6.00)")  # Java merged each time
+    _props(sql, "java_v1_upgraded", "'commit.manifest.min-count-to-merge'='100'")
+    sql("INSERT INTO x.db.java_v1_upgraded VALUES (7, 'b', 7.00), (8, 'b', -8.25), (9, 'a', 9.00)")  # 2nd manifest
+    _props(sql, "java_v1_upgraded", f"'format-version'='2', {MOR}")
+    # one row of a two-row file each: position deletes (a whole file would be dropped instead)
+    sql("DELETE FROM x.db.java_v1_upgraded WHERE id IN (2, 8)")
+    _props(sql, "java_v1_upgraded", "'commit.manifest.min-count-to-merge'='2'")
+    return {"name": "java_v1_upgraded", "appends": MERGE_TWICE, "filters": {
+        "category_a": {"op": "=", "col": "category", "value": "a"},
+        "amount_lt_4": {"op": "<", "col": "amount", "value": "4.00"},
+        "id_not_in": {"op": "and", "args": [{"op": "not_null", "col": "id"},
+                                             {"op": "not_in", "col": "id", "values": [2, 3, 4]}]},
+    }}
+
+
+def v2_names(spark) -> dict:
+    # s is NOT NULL: Java reads a null struct whose field is an identity partition source as a
+    # struct of nulls (the partition value stands in for the field), PyIceberg as null
+    sql = spark.sql
+    sql("""CREATE TABLE x.db.java_v2_names (id BIGINT, `event-time` TIMESTAMP, `user id` STRING,
+           s STRUCT<a: INT, b: STRING> NOT NULL, `1col` INT)
+           USING iceberg PARTITIONED BY (days(`event-time`), `user id`, s.a, `1col`)
+           TBLPROPERTIES ('format-version'='2', 'commit.manifest.min-count-to-merge'='2')""")
+    sql("""INSERT INTO x.db.java_v2_names VALUES
+           (1, TIMESTAMP'2024-05-01 10:00:00', 'ann lee', named_struct('a', 1, 'b', 'x'), 1),
+           (2, TIMESTAMP'2024-05-02 00:00:00', 'bob', named_struct('a', 2, 'b', NULL), 2)""")
+    sql("""INSERT INTO x.db.java_v2_names VALUES (3, NULL, NULL, named_struct('a', NULL, 'b', NULL), NULL),
+           (4, TIMESTAMP'2024-05-01 23:59:59', 'ann lee', named_struct('a', NULL, 'b', 'y'), 1)""")
+    return {"name": "java_v2_names", "appends": MERGE_TWICE, "filters": {
+        "event_time_ge": {"op": ">=", "col": "event-time", "value": "2024-05-01T12:00:00.000000+00:00"},
+        "user_id_eq": {"op": "=", "col": "user id", "value": "ann lee"},
+        "s_a_eq_1": {"op": "=", "col": "s.a", "value": 1},
+        "1col_lt_2": {"op": "<", "col": "1col", "value": 2},
+    }}
+
+
+def v2_names_unicode(spark) -> dict:
+    # Java keeps `café` as the Avro name (its validAvroName takes any Character.isLetter)
+    sql = spark.sql
+    sql("""CREATE TABLE x.db.java_v2_names_unicode (id BIGINT, `café` STRING) USING iceberg
+           PARTITIONED BY (`café`) TBLPROPERTIES ('format-version'='2', 'commit.manifest.min-count-to-merge'='2')""")
+    sql("INSERT INTO x.db.java_v2_names_unicode VALUES (1, 'crème'), (2, NULL)")
+    sql("INSERT INTO x.db.java_v2_names_unicode VALUES (3, 'naïve'), (4, 'crème')")
+    return {"name": "java_v2_names_unicode", "appends": MERGE_TWICE, "filters": {
+        "cafe_eq": {"op": "=", "col": "café", "value": "crème"}}}
+
+
+def _create_uuid_table(spark, name: str, columns: list, partition, props: dict) -> None:
+    """Creates x.db.<name> through the Spark catalog's Iceberg catalog (Java API over py4j):
+    columns are (name, type) pairs, "long"/"string"/"uuid"/"timestamptz", all optional;
+    partition(builder) adds the spec's fields."""
+    jvm = spark._jvm
+    types = jvm.org.apache.iceberg.types.Types
+    prim = {"long": types.LongType.get(), "string": types.StringType.get(), "uuid": types.UUIDType.get(),
+            "timestamptz": types.TimestampType.withZone()}
+    fields = jvm.java.util.ArrayList()
+    for i, (col, typ) in enumerate(columns, start=1):
+        fields.add(types.NestedField.optional(i, col, prim[typ]))
+    schema = jvm.org.apache.iceberg.Schema(fields)
+    spec = partition(jvm.org.apache.iceberg.PartitionSpec.builderFor(schema)).build()
+    jprops = jvm.java.util.HashMap()
+    for k, v in props.items():
+        jprops.put(k, v)
+    catalog = spark._jsparkSession.sessionState().catalogManager().catalog("x").icebergCatalog()
+    catalog.createTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse(f"db.{name}"), schema, spec, jprops)
+
+
+def _uuid_filters(cols: list[str]) -> dict:
+    return {f"{c}_eq_{i}": {"op": "=", "col": c, "value": u} for c in cols for i, u in enumerate(ALL_UUIDS)}
+
+
+def v2_uuid(spark) -> dict:
+    _create_uuid_table(spark, "java_v2_uuid", [("id", "long"), ("u", "uuid"), ("u2", "uuid"), ("name", "string")],
+                       lambda b: b.identity("u").bucket("u2", 4),
+                       {"format-version": "2", "commit.manifest.min-count-to-merge": "2"})
+    # u: all classes in each insert (manifest summaries across classes); u2: one class per
+    # insert, so that no file of Java's holds two classes (see v2_uuid_days)
+    for n, cls in enumerate((0, 3, 1, 2)):
+        rows = [f"({10 * n + i}, '{u}', '{UUIDS[cls][i % len(UUIDS[cls])]}', 'r{n}{i}')"
+                for i, u in enumerate(ALL_UUIDS[n::2][:3])]
+        if n == 0:
+            rows.append("(99, NULL, NULL, NULL)")
+        spark.sql(f"INSERT INTO x.db.java_v2_uuid VALUES {', '.join(rows)}")
+    return {"name": "java_v2_uuid", "appends": MERGE_TWICE, "filters": {
+        **_uuid_filters(["u", "u2"]), "u_null": {"op": "is_null", "col": "u"}}}
+
+
+def v2_uuid_days(spark) -> dict:
+    _create_uuid_table(spark, "java_v2_uuid_days", [("id", "long"), ("ts", "timestamptz"), ("u", "uuid"),
+                                                     ("v", "uuid")],
+                       lambda b: b.day("ts"), {"format-version": "2", "commit.manifest.min-count-to-merge": "2"})
+    for cls, us in UUIDS.items():  # one insert and one day (so one file) per sign class
+        rows = [f"({10 * cls + i}, TIMESTAMP'2024-03-0{1 + cls} 0{i}:00:00', '{u}', '{us[-1 - i]}')"
+                for i, u in enumerate(us)]
+        spark.sql(f"INSERT INTO x.db.java_v2_uuid_days VALUES {', '.join(rows)}")
+    spark.sql("INSERT INTO x.db.java_v2_uuid_days VALUES (99, NULL, NULL, NULL)")
+    return {"name": "java_v2_uuid_days", "appends": MERGE_TWICE, "filters": _uuid_filters(["u", "v"])}
+
+
+TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v1_upgraded),
+          ("java_v2_names", v2_names), ("java_v2_names_unicode", v2_names_unicode),
+          ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days))
