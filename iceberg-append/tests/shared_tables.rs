@@ -463,3 +463,79 @@ proptest! {
         });
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Whatever mix of fast appends, merge appends and row-level commits (delete manifests), a
+    /// merge never changes the content of what it merges: every data file stays live once, in
+    /// a data manifest, with the data sequence number of the commit that added it; every
+    /// delete manifest is listed exactly as its commit listed it.
+    #[test]
+    fn merges_keep_content(
+        steps in prop::collection::vec((0u8..3, 1usize..4), 1..10),
+        version in prop_oneof![Just(FormatVersion::V2), Just(FormatVersion::V3)],
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let t = Fixture::new(version, id_schema(), |_| PartitionSpec::unpartitioned()).await;
+            let mut added: BTreeMap<String, i64> = BTreeMap::new();
+            let mut delete_rows: Vec<ManifestFile> = Vec::new();
+            let mut n = 0;
+            for (kind, count) in &steps {
+                let seq = t.catalog.load_table(&t.ident).await.unwrap().metadata.last_sequence_number + 1;
+                let files: Vec<DataFile> = (0..*count)
+                    .map(|_| {
+                        n += 1;
+                        data_file(&format!("f{n}"), 2)
+                    })
+                    .collect();
+                match kind {
+                    0 | 1 => {
+                        for f in &files {
+                            added.insert(f.file_path.clone(), seq);
+                        }
+                        let mode = if *kind == 0 { AppendMode::Fast } else { AppendMode::Merge };
+                        t.append(files, mode).await;
+                    }
+                    _ => {
+                        let deletes = files
+                            .iter()
+                            .map(|f| position_deletes(&f.file_path.replace('/', "_"), "f1"))
+                            .collect();
+                        t.commit_manifest(ManifestContent::Deletes, deletes, |_| {}).await;
+                        let newest = t
+                            .manifests()
+                            .await
+                            .into_iter()
+                            .find(|m| m.content == ManifestContent::Deletes
+                                && !delete_rows.iter().any(|d| d.manifest_path == m.manifest_path))
+                            .unwrap();
+                        delete_rows.push(newest);
+                    }
+                }
+            }
+            let manifests = t.manifests().await;
+            let mut listed_deletes: Vec<ManifestFile> = manifests
+                .iter()
+                .filter(|m| m.content == ManifestContent::Deletes)
+                .cloned()
+                .collect();
+            listed_deletes.sort_by(|a, b| a.manifest_path.cmp(&b.manifest_path));
+            delete_rows.sort_by(|a, b| a.manifest_path.cmp(&b.manifest_path));
+            assert_eq!(listed_deletes, delete_rows);
+            let mut live: BTreeMap<String, i64> = BTreeMap::new();
+            for m in manifests.iter().filter(|m| m.content == ManifestContent::Data) {
+                for e in t.entries(m).await {
+                    assert_eq!(e.data_file.content, DataContentType::Data);
+                    if e.status == ManifestStatus::Deleted {
+                        continue;
+                    }
+                    let seq = e.sequence_number.unwrap_or(m.sequence_number);
+                    assert!(live.insert(e.data_file.file_path.clone(), seq).is_none(), "live twice");
+                }
+            }
+            assert_eq!(live, added);
+        });
+    }
+}

@@ -10,6 +10,7 @@ use iceberg_io::{FileIo, FileWriter};
 use iceberg_spec::{DataContentType, DataFile, Datum, FileFormat, MetricsMode, Schema};
 use iceberg_spec::{PrimitiveType, Type};
 use parquet::arrow::AsyncArrowWriter;
+use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
@@ -129,7 +130,13 @@ impl ParquetFile {
         partition: Vec<Option<Datum>>,
     ) -> Result<Self> {
         let sink = io.writer(&path).await?;
-        let writer = AsyncArrowWriter::try_new(sink, arrow, Some(props))
+        // No embedded `ARROW:schema`, as Java writes none: it would declare uuid columns as
+        // the `arrow.uuid` extension type, which pyarrow (and so PyIceberg) then cannot compare
+        // in a filter. Readers take types from the Parquet schema and the table schema.
+        let options = ArrowWriterOptions::new()
+            .with_properties(props)
+            .with_skip_arrow_metadata(true);
+        let writer = AsyncArrowWriter::try_new_with_options(sink, arrow, options)
             .map_err(|e| Error::parquet(&path, e))?;
         Ok(Self {
             path,
