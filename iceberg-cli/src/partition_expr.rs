@@ -386,6 +386,57 @@ mod tests {
         assert_eq!(order.fields[1].source_id, 2);
     }
 
+    /// Structure-aware mutations of valid expressions (pieces swapped, cut, repeated, quoted)
+    /// and arbitrary text never panic: a spec, an order, or an error quoting the input.
+    #[test]
+    fn mutated_expressions_never_panic() {
+        use proptest::prelude::*;
+        let pieces = prop::sample::select(vec![
+            "identity(",
+            "bucket(",
+            "truncate(",
+            "day(",
+            "years(",
+            "void(",
+            ")",
+            "(",
+            ",",
+            " ",
+            "`",
+            "``",
+            ".",
+            "id",
+            "ts",
+            "st",
+            "x",
+            "name",
+            "16",
+            "0",
+            "-1",
+            "99999999999",
+            "asc",
+            "desc",
+            "nulls",
+            "first",
+            "last",
+            "é",
+            "\u{0}",
+        ]);
+        let text = prop_oneof![
+            prop::collection::vec(pieces, 0..12).prop_map(|p| p.concat()),
+            "\\PC{0,24}",
+        ];
+        let schema = schema();
+        proptest!(ProptestConfig::with_cases(2000), |(t in text)| {
+            match parse_term(&t) {
+                Ok(term) => prop_assert!(!term.column.is_empty()),
+                Err(e) => prop_assert!(e.contains(t.trim()) || t.trim().is_empty(), "{e}"),
+            }
+            let _ = partition_spec(std::slice::from_ref(&t), &schema);
+            let _ = sort_order(std::slice::from_ref(&t), &schema);
+        });
+    }
+
     #[test]
     fn specs_and_orders() {
         let s = schema();
