@@ -147,13 +147,7 @@ pub async fn commit_append_with_mode(
             }
             // Said before anything was sent: nothing can have landed.
             Err(e) if e.is_pre_request_refusal() => {
-                cleanup(&io, written(&pending, &lists, &[])).await;
-                return Err(Error::CommitFailed {
-                    table: ident.to_string(),
-                    snapshot_id: pending.snapshot_id,
-                    attempts: attempt,
-                    reason: e.to_string(),
-                });
+                return Err(failed(&io, ident, &pending, &lists, attempt, e.to_string()).await);
             }
             Err(e) if e.is_commit_state_unknown() => return Err(e),
             Err(e) => e,
@@ -188,26 +182,22 @@ pub async fn commit_append_with_mode(
         if reloaded.metadata.table_uuid != table_uuid {
             // Dropped and created again since we started: this append belongs to a table that
             // is gone (Java: "Table UUID does not match").
-            cleanup(&io, written(&pending, &lists, &[])).await;
-            return Err(Error::CommitFailed {
-                table: ident.to_string(),
-                snapshot_id: pending.snapshot_id,
-                attempts: attempt,
-                reason: format!(
+            return Err(failed(
+                &io,
+                ident,
+                &pending,
+                &lists,
+                attempt,
+                format!(
                     "table UUID changed from {table_uuid:?} to {:?}: the table was replaced",
                     reloaded.metadata.table_uuid
                 ),
-            });
+            )
+            .await);
         }
         if !error.is_commit_conflict() {
             // Not there, and not a conflict: the swap failed for good.
-            cleanup(&io, written(&pending, &lists, &[])).await;
-            return Err(Error::CommitFailed {
-                table: ident.to_string(),
-                snapshot_id: pending.snapshot_id,
-                attempts: attempt,
-                reason: error.to_string(),
-            });
+            return Err(failed(&io, ident, &pending, &lists, attempt, error.to_string()).await);
         }
         let out_of_time = started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
         if attempt > retry.num_retries || out_of_time {
@@ -224,23 +214,27 @@ pub async fn commit_append_with_mode(
             Ok(table) => table,
             Err(reload) => {
                 // Our snapshot was not there a moment ago and nothing since was ours.
-                cleanup(&io, written(&pending, &lists, &[])).await;
-                return Err(Error::CommitFailed {
-                    table: ident.to_string(),
-                    snapshot_id: pending.snapshot_id,
-                    attempts: attempt,
-                    reason: format!("reloading the table for a retry failed: {reload}"),
-                });
+                return Err(failed(
+                    &io,
+                    ident,
+                    &pending,
+                    &lists,
+                    attempt,
+                    format!("reloading the table for a retry failed: {reload}"),
+                )
+                .await);
             }
         };
         if base.metadata.table_uuid != table_uuid {
-            cleanup(&io, written(&pending, &lists, &[])).await;
-            return Err(Error::CommitFailed {
-                table: ident.to_string(),
-                snapshot_id: pending.snapshot_id,
-                attempts: attempt,
-                reason: "table UUID changed: the table was replaced".into(),
-            });
+            return Err(failed(
+                &io,
+                ident,
+                &pending,
+                &lists,
+                attempt,
+                "table UUID changed: the table was replaced",
+            )
+            .await);
         }
         attempt += 1;
         result = pending.attempt(&io, &base, attempt, env, cache).await?;
@@ -275,6 +269,32 @@ fn backoff(attempt: u32, min_ms: u64, max_ms: u64, env: &dyn Environment) -> Dur
     let base = exp.min(max_ms.max(min_ms));
     let jitter_unit = u64::from(env.new_uuid().as_bytes()[0]);
     Duration::from_millis(base + base * jitter_unit / 2550)
+}
+
+/// The error of a commit that definitely did not land, after deleting everything it wrote.
+async fn failed(
+    io: &iceberg_io::FileIo,
+    ident: &TableIdent,
+    pending: &PendingAppend,
+    lists: &[String],
+    attempts: u32,
+    reason: impl std::fmt::Display,
+) -> Error {
+    let mut paths = lists.to_vec();
+    paths.extend(
+        pending
+            .new_manifests
+            .iter()
+            .map(|m| m.manifest_path.clone()),
+    );
+    paths.extend(pending.merged.values().map(|m| m.manifest_path.clone()));
+    cleanup(io, paths).await;
+    Error::CommitFailed {
+        table: ident.to_string(),
+        snapshot_id: pending.snapshot_id,
+        attempts,
+        reason: reason.to_string(),
+    }
 }
 
 async fn cleanup(io: &iceberg_io::FileIo, paths: Vec<String>) {
