@@ -134,6 +134,20 @@ impl ObjectStoreCatalog {
             Err(e) if e.is_not_found() => None,
             Err(e) => return Err(e.into()),
         };
+        // A hint naming a version that is gone (deleted after commit, or a hint written late
+        // by a slow writer) is no evidence of anything: list instead, as Java's
+        // `HadoopTableOperations` falls back to listing.
+        let hinted = match hinted {
+            Some(v)
+                if self
+                    .io
+                    .exists(&format!("{dir}/{}", version_file_name(v)))
+                    .await? =>
+            {
+                Some(v)
+            }
+            _ => None,
+        };
         let mut version = match hinted {
             Some(v) => v,
             None => self

@@ -199,7 +199,34 @@ async fn load_probes_past_a_stale_hint() {
     // No hint at all: the highest version listed.
     std::fs::remove_file(&hint).unwrap();
     let loaded = c.load_table(&t).await.unwrap();
-    assert_eq!(loaded.metadata_location, Some(done.metadata_location));
+    assert_eq!(
+        loaded.metadata_location,
+        Some(done.metadata_location.clone())
+    );
+    // A hint naming a version deleted after a later commit (and its successor gone too):
+    // listed, never "no such table" (which made `append --create` re-create v1).
+    let more = commit_append(
+        &c,
+        &t,
+        vec![DataFile {
+            file_path: format!("{}/data/b.parquet", created.metadata.location),
+            record_count: 1,
+            file_size_in_bytes: 10,
+            ..Default::default()
+        }],
+        BTreeMap::new(),
+        &env,
+    )
+    .await
+    .unwrap();
+    let meta = dir.path().join("db/t/metadata");
+    for v in [1, 2] {
+        std::fs::remove_file(meta.join(format!("v{v}.metadata.json"))).unwrap();
+    }
+    std::fs::write(&hint, "1").unwrap();
+    let loaded = c.load_table(&t).await.unwrap();
+    assert_eq!(loaded.metadata_location, Some(more.metadata_location));
+    assert_eq!(loaded.metadata.current_snapshot_id, Some(more.snapshot_id));
 }
 
 #[tokio::test]
