@@ -6,11 +6,16 @@
 //! is skipped. This is what keeps a commit's cost from growing with the table's history when
 //! one process commits many times (Java's table operations skip re-reading an unchanged
 //! location the same way).
+//!
+//! Only a catalog that reuses paths (the object-store catalog's `v<N>.metadata.json`, written
+//! again after a drop and a create) needs more: it loads through
+//! [`MetadataCache::load_table_identified`], keyed by the object's identity, never by the
+//! path alone.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use iceberg_io::FileIo;
+use iceberg_io::{FileIo, ObjectIdentity};
 use iceberg_spec::TableMetadata;
 
 use crate::error::Result;
@@ -65,6 +70,11 @@ impl Default for MetadataCache {
     }
 }
 
+/// The cache key of an object at a reusable location: the path and the object's identity.
+fn identified_key(location: &str, identity: &ObjectIdentity) -> String {
+    format!("{location}\u{0}{}", identity.as_str())
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // The guarded data is a cache: a panic elsewhere cannot leave it inconsistent.
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -93,6 +103,44 @@ impl MetadataCache {
         let table = Table::load(io, location).await?;
         self.insert_metadata(location, table.metadata.clone());
         Ok(table)
+    }
+
+    /// As [`MetadataCache::load_table`] for a location that may be reused (the object-store
+    /// catalog's `v<N>.metadata.json` after a drop and a new create): cached under the
+    /// object's identity, so a new object at the same path is read afresh. Without an identity
+    /// the file is always read.
+    ///
+    /// # Errors
+    /// As [`MetadataCache::load_table`].
+    pub async fn load_table_identified(
+        &self,
+        io: &FileIo,
+        location: &str,
+        identity: Option<&ObjectIdentity>,
+    ) -> Result<Table> {
+        let Some(identity) = identity else {
+            return Table::load(io, location).await;
+        };
+        let key = identified_key(location, identity);
+        if let Some(meta) = lock(&self.metadata).get(&key) {
+            return Ok(Table {
+                metadata_location: Some(location.to_string()),
+                metadata: TableMetadata::clone(&meta),
+            });
+        }
+        let table = Table::load(io, location).await?;
+        lock(&self.metadata).insert(key, Arc::new(table.metadata.clone()));
+        Ok(table)
+    }
+
+    /// Remembers the metadata just written at a reusable `location` as the object `identity`.
+    pub fn insert_metadata_identified(
+        &self,
+        location: &str,
+        identity: &ObjectIdentity,
+        metadata: TableMetadata,
+    ) {
+        lock(&self.metadata).insert(identified_key(location, identity), Arc::new(metadata));
     }
 
     /// Remembers the metadata just written at `location`.

@@ -16,6 +16,30 @@ use crate::location::{self, Location, StoreKey};
 use crate::store;
 use crate::writer::FileWriter;
 
+/// What tells one object written at a path from another written there later (the store's
+/// entity tag and version): a path can be reused after a delete, an identity cannot.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ObjectIdentity(String);
+
+impl ObjectIdentity {
+    /// From a store's entity tag and version (`None` when it gives neither).
+    fn of(e_tag: Option<String>, version: Option<String>) -> Option<Self> {
+        match (e_tag, version) {
+            (None, None) => None,
+            (e_tag, version) => Some(Self(format!(
+                "{}/{}",
+                e_tag.unwrap_or_default(),
+                version.unwrap_or_default()
+            ))),
+        }
+    }
+
+    /// The identity as text (opaque: only equality means anything).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// Paths of one `delete_many` call that live in one store.
 type StoreGroup = (Location, Arc<dyn ObjectStore>, Vec<ObjectPath>);
 
@@ -187,6 +211,38 @@ impl FileIo {
     /// [`Error::AlreadyExists`] if an object is already there.
     pub async fn put_if_absent(&self, path: &str, data: Bytes) -> Result<()> {
         self.put_with_mode(path, data, PutMode::Create).await
+    }
+
+    /// As [`FileIo::put_if_absent`], returning the new object's [`ObjectIdentity`] when the
+    /// store gives one.
+    ///
+    /// # Errors
+    /// As [`FileIo::put_if_absent`].
+    pub async fn put_if_absent_identified(
+        &self,
+        path: &str,
+        data: Bytes,
+    ) -> Result<Option<ObjectIdentity>> {
+        let (loc, store) = self.resolve(path)?;
+        let put = store
+            .put_opts(&loc.key, data.into(), PutOptions::from(PutMode::Create))
+            .await
+            .map_err(|e| Error::from_store(path, e))?;
+        Ok(ObjectIdentity::of(put.e_tag, put.version))
+    }
+
+    /// The [`ObjectIdentity`] of the object at `path` (one HEAD request): `Ok(None)` when
+    /// there is no object, or the store gives no identity.
+    ///
+    /// # Errors
+    /// Store errors other than "not found".
+    pub async fn identity(&self, path: &str) -> Result<Option<ObjectIdentity>> {
+        let (loc, store) = self.resolve(path)?;
+        match store.head(&loc.key).await {
+            Ok(meta) => Ok(ObjectIdentity::of(meta.e_tag, meta.version)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(Error::from_store(path, e)),
+        }
     }
 
     async fn put_with_mode(&self, path: &str, data: Bytes, mode: PutMode) -> Result<()> {

@@ -71,5 +71,5 @@ pub use object_store;
 
 pub use crate::config::{FileIoConfig, WriteConfig};
 pub use crate::error::{Error, Result};
-pub use crate::file_io::{DirListing, FileIo};
+pub use crate::file_io::{DirListing, FileIo, ObjectIdentity};
 pub use crate::writer::FileWriter;

@@ -169,12 +169,19 @@ impl ObjectStoreCatalog {
             version += 1;
         }
         let current = format!("{dir}/{}", version_file_name(version));
-        match self.cache.load_table(&self.io, &current).await {
-            Err(iceberg_append::Error::Io(e)) if e.is_not_found() => {
-                Err(iceberg_append::Error::NoSuchTable {
-                    table: location.to_string(),
-                })
-            }
+        let not_found = || iceberg_append::Error::NoSuchTable {
+            table: location.to_string(),
+        };
+        // The path is reused after a drop and a create: the cache must know which object.
+        let Some(identity) = self.io.identity(&current).await? else {
+            return Err(not_found());
+        };
+        match self
+            .cache
+            .load_table_identified(&self.io, &current, Some(&identity))
+            .await
+        {
+            Err(iceberg_append::Error::Io(e)) if e.is_not_found() => Err(not_found()),
             other => other,
         }
     }
@@ -193,10 +200,14 @@ impl ObjectStoreCatalog {
         let path = format!("{location}/metadata/{}", version_file_name(1));
         match self
             .io
-            .put_if_absent(&path, Bytes::from(meta.to_json()?))
+            .put_if_absent_identified(&path, Bytes::from(meta.to_json()?))
             .await
         {
-            Ok(()) => {}
+            Ok(Some(identity)) => {
+                self.cache
+                    .insert_metadata_identified(&path, &identity, meta.clone());
+            }
+            Ok(None) => {}
             Err(e) if e.is_already_exists() => {
                 return Err(iceberg_append::Error::TableAlreadyExists {
                     table: location.to_string(),
@@ -283,10 +294,14 @@ impl Catalog for ObjectStoreCatalog {
         let path = format!("{location}/metadata/{}", version_file_name(base + 1));
         match self
             .io
-            .put_if_absent(&path, Bytes::from(new_metadata.to_json()?))
+            .put_if_absent_identified(&path, Bytes::from(new_metadata.to_json()?))
             .await
         {
-            Ok(()) => {
+            Ok(identity) => {
+                if let Some(identity) = identity {
+                    self.cache
+                        .insert_metadata_identified(&path, &identity, new_metadata.clone());
+                }
                 self.write_hint(&location, base + 1).await;
                 Ok(path)
             }

@@ -286,3 +286,66 @@ async fn names_that_are_not_folder_names_are_refused() {
             .is_err()
     );
 }
+
+/// A table dropped and created again in one process reuses `v1.metadata.json`: loads see the
+/// new table (its UUID and schema), never the cached old one, and appends go into it.
+#[tokio::test]
+async fn a_recreated_table_is_loaded_fresh() {
+    for memory in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let c = if memory {
+            let io = FileIo::memory();
+            let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 1, 9));
+            ObjectStoreCatalog::open_with_env(io, "memory://wh", env)
+                .await
+                .unwrap()
+        } else {
+            open(dir.path()).await
+        };
+        c.create_namespace(&ns("db"), BTreeMap::new())
+            .await
+            .unwrap();
+        let t = table("db.t");
+        let old = c
+            .create_table(&t, TableCreation::new("", schema()))
+            .await
+            .unwrap();
+        assert_eq!(
+            c.load_table(&t).await.unwrap().metadata.table_uuid,
+            old.metadata.table_uuid
+        );
+        c.drop_table(&t, false).await.unwrap();
+        let wider = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", PrimitiveType::Long),
+                NestedField::optional(2, "name", PrimitiveType::String),
+            ],
+        )
+        .unwrap();
+        let new = c
+            .create_table(&t, TableCreation::new("", wider.clone()))
+            .await
+            .unwrap();
+        assert_ne!(new.metadata.table_uuid, old.metadata.table_uuid);
+        let loaded = c.load_table(&t).await.unwrap();
+        assert_eq!(
+            loaded.metadata.table_uuid, new.metadata.table_uuid,
+            "memory: {memory}"
+        );
+        assert_eq!(loaded.metadata.current_schema().unwrap(), &wider);
+        let env = DeterministicEnvironment::new(1_700_000_000_000, 1, 12);
+        let file = DataFile {
+            file_path: format!("{}/data/a.parquet", new.metadata.location),
+            record_count: 1,
+            file_size_in_bytes: 10,
+            ..Default::default()
+        };
+        commit_append(&c, &t, vec![file], BTreeMap::new(), &env)
+            .await
+            .unwrap();
+        let after = c.load_table(&t).await.unwrap();
+        assert_eq!(after.metadata.table_uuid, new.metadata.table_uuid);
+        assert_eq!(after.metadata.snapshots.len(), 1);
+    }
+}
