@@ -158,11 +158,8 @@ pub async fn commit_append_with_mode(
         // says our snapshot is not there.
         let reloaded = match catalog.load_table(ident).await {
             Ok(table) => table,
-            // The table is gone: whatever we swapped, it is not a table any more.
-            Err(reload) if reload.is_not_found() => {
-                let reason = format!("{error}; then the table was gone: {reload}");
-                return Err(failed(&io, ident, &pending, &lists, attempt, reason).await);
-            }
+            // Not found is no proof either: the table may have been renamed, or its current
+            // metadata file replaced between the probe and the read.
             Err(reload) => {
                 return Err(Error::CommitStateUnknown {
                     table: ident.to_string(),

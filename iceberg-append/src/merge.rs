@@ -97,6 +97,12 @@ pub fn partition_class(partition: &[Option<Datum>], uuid_fields: &[usize]) -> Me
 /// The merge class of a listed manifest from its partition summaries, or `None` when the
 /// summaries do not show one class per uuid field (another writer's manifest spanning classes,
 /// or no summaries): such a manifest is never merged.
+///
+/// Bounds of one class are evidence, not proof, that every value is of that class (values
+/// between them may differ in byte 8's top bit when bytes 0-7 of the bounds differ). Our own
+/// manifests are pure (new manifests are split by the full class of every value, and merges
+/// only join equal classes); a foreign manifest that is not pure already has bounds that are
+/// wrong for one of the two orders, and merging it keeps exactly that.
 pub fn manifest_class(m: &ManifestFile, uuid_fields: &[usize]) -> Option<MergeClass> {
     let class = |b: &[u8]| Uuid::from_slice(b).ok().map(|u| uuid_sign_class(&u));
     uuid_fields
@@ -267,6 +273,11 @@ impl Merger<'_> {
                         &m.manifest_path,
                         format!("data manifest holds delete file {}", e.data_file.file_path),
                     ));
+                }
+                if e.sequence_number.is_none() && e.file_sequence_number == Some(0) {
+                    // Written by a v1 table (or by our merges before inheritance followed
+                    // Java): a data sequence number is never above the file's, so it is 0.
+                    e.sequence_number = Some(0);
                 }
                 if self.meta.format_version >= FormatVersion::V2 && e.sequence_number.is_none() {
                     // An EXISTING entry must say its data sequence number; guessing one would

@@ -95,15 +95,14 @@ impl Fixture {
         &self,
         content: ManifestContent,
         files: Vec<DataFile>,
+        entry: impl Fn(i64, DataFile) -> ManifestEntry,
         edit: impl Fn(&mut ManifestFile),
     ) {
         let table = self.catalog.load_table(&self.ident).await.unwrap();
         let meta = &table.metadata;
         let snapshot_id = 900_000 + meta.snapshots.len() as i64;
-        let entries: Vec<ManifestEntry> = files
-            .into_iter()
-            .map(|f| ManifestEntry::added(snapshot_id, f))
-            .collect();
+        let entries: Vec<ManifestEntry> =
+            files.into_iter().map(|f| entry(snapshot_id, f)).collect();
         let ctx = ManifestContext {
             version: meta.format_version,
             schema: meta.current_schema().unwrap(),
@@ -228,8 +227,13 @@ async fn merge_append_carries_delete_manifests() {
             ],
             _ => vec![position_deletes("p0", "d0"), position_deletes("p1", "d1")],
         };
-        t.commit_manifest(ManifestContent::Deletes, deletes.clone(), |_| {})
-            .await;
+        t.commit_manifest(
+            ManifestContent::Deletes,
+            deletes.clone(),
+            ManifestEntry::added,
+            |_| {},
+        )
+        .await;
         let before: Vec<ManifestFile> = t
             .manifests()
             .await
@@ -334,6 +338,46 @@ async fn upgraded_v1_manifests_merge_with_sequence_number_zero() {
     assert_eq!(seen, 5);
 }
 
+/// Manifests our merges wrote before inheritance followed Java (EXISTING entries of v1 files
+/// with a null data sequence number and file sequence number 0, which Java cannot read) are
+/// repaired when merged again: data sequence number 0, never null.
+#[tokio::test]
+async fn old_merged_v1_entries_are_repaired_on_merge() {
+    let t = Fixture::new(FormatVersion::V1, id_schema(), |_| {
+        PartitionSpec::unpartitioned()
+    })
+    .await;
+    t.append(vec![data_file("v1-0", 5)], AppendMode::Fast).await;
+    upgrade_to_v2(&t).await;
+    let broken = |snapshot_id: i64, f: DataFile| ManifestEntry {
+        status: ManifestStatus::Existing,
+        snapshot_id: Some(snapshot_id),
+        sequence_number: None,
+        file_sequence_number: Some(0),
+        data_file: f,
+    };
+    t.commit_manifest(
+        ManifestContent::Data,
+        vec![data_file("old-merged", 2)],
+        broken,
+        |_| {},
+    )
+    .await;
+    t.append(vec![data_file("v2-0", 1)], AppendMode::Merge)
+        .await;
+    let mut seen = 0;
+    for m in t.manifests().await {
+        for e in t.entries(&m).await {
+            if e.data_file.file_path.contains("old-merged") {
+                seen += 1;
+                assert_eq!(e.sequence_number, Some(0));
+                assert_eq!(e.file_sequence_number, Some(0));
+            }
+        }
+    }
+    assert_eq!(seen, 1);
+}
+
 async fn upgrade_to_v2(t: &Fixture) {
     let table = t.catalog.load_table(&t.ident).await.unwrap();
     let mut meta = table.metadata.clone();
@@ -355,6 +399,7 @@ async fn unknown_counts_are_counted_not_zeroed() {
     t.commit_manifest(
         ManifestContent::Data,
         vec![data_file("old-0", 3), data_file("old-1", 4)],
+        ManifestEntry::added,
         |m| {
             m.added_files_count = None;
             m.existing_files_count = None;
@@ -503,7 +548,7 @@ proptest! {
                             .iter()
                             .map(|f| position_deletes(&f.file_path.replace('/', "_"), "f1"))
                             .collect();
-                        t.commit_manifest(ManifestContent::Deletes, deletes, |_| {}).await;
+                        t.commit_manifest(ManifestContent::Deletes, deletes, ManifestEntry::added, |_| {}).await;
                         let newest = t
                             .manifests()
                             .await

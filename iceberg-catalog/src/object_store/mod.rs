@@ -3,7 +3,14 @@
 //! with a `metadata/version-hint.text` naming `N`.
 //!
 //! A commit creates `v<N+1>.metadata.json` with `put_if_absent`: of concurrent writers on
-//! base `v<N>` exactly one succeeds, the others get a conflict and retry. This is safe only
+//! base `v<N>` exactly one succeeds, the others get a conflict and retry. Old versions may be
+//! deleted (`write.metadata.delete-after-commit.enabled`, a drop), oldest first, which frees
+//! their names: a commit first checks that its base still exists, and a create that any
+//! version exists, so a stale writer gets a conflict rather than a deleted version's name.
+//! What remains is the moment between that check and the create: a writer whose base is
+//! deleted exactly then can still create the next version. Keep
+//! `write.metadata.previous-versions-max` above the number of concurrent writers, or use a
+//! SQL or REST catalog, where the swap is one atomic compare. This is safe only
 //! on stores that honour conditional create: local disk, S3 with `If-None-Match` (AWS,
 //! MinIO, moto), GCS and Azure. [`ObjectStoreCatalog::open`] refuses any other scheme, and
 //! any store whose second conditional create of one probe object succeeds (an S3 clone that
@@ -196,8 +203,23 @@ impl ObjectStoreCatalog {
         location: &str,
         creation: TableCreation,
     ) -> iceberg_append::Result<Table> {
+        let exists = || iceberg_append::Error::TableAlreadyExists {
+            table: location.to_string(),
+        };
+        // v1 may have been deleted (`write.metadata.previous-versions-max`) while the table
+        // lives on at v<N>: creating v1 again would replace it. Java refuses too.
+        let dir = format!("{location}/metadata");
+        if self
+            .io
+            .list(&dir)
+            .await?
+            .iter()
+            .any(|p| parse_version(p).is_some())
+        {
+            return Err(exists());
+        }
         let meta = creation.into_metadata(location, self.env.as_ref())?;
-        let path = format!("{location}/metadata/{}", version_file_name(1));
+        let path = format!("{dir}/{}", version_file_name(1));
         match self
             .io
             .put_if_absent_identified(&path, Bytes::from(meta.to_json()?))
@@ -208,11 +230,7 @@ impl ObjectStoreCatalog {
                     .insert_metadata_identified(&path, &identity, meta.clone());
             }
             Ok(None) => {}
-            Err(e) if e.is_already_exists() => {
-                return Err(iceberg_append::Error::TableAlreadyExists {
-                    table: location.to_string(),
-                });
-            }
+            Err(e) if e.is_already_exists() => return Err(exists()),
             Err(e) => return Err(e.into()),
         }
         self.write_hint(location, 1).await;
@@ -292,6 +310,16 @@ impl Catalog for ObjectStoreCatalog {
             reason: format!("base {base_location} is not a v<N>.metadata.json file"),
         })?;
         let path = format!("{location}/metadata/{}", version_file_name(base + 1));
+        // `put_if_absent` of v<N+1> is a compare-and-swap only while v<N> exists: versions are
+        // deleted oldest first (after a commit, and by a drop), so a base that is gone is
+        // stale, and its successor's name may be free again. Refuse before creating it.
+        if !self.io.exists(base_location).await? {
+            return Err(iceberg_append::Error::CommitConflict {
+                table: ident.to_string(),
+                expected: Some(base_location.to_string()),
+                found: None,
+            });
+        }
         match self
             .io
             .put_if_absent_identified(&path, Bytes::from(new_metadata.to_json()?))
@@ -391,8 +419,16 @@ impl Catalog for ObjectStoreCatalog {
             self.purge_table_files(&table).await?;
         }
         let dir = format!("{}/metadata", self.table_location(ident));
-        let files = self.io.list(&dir).await?;
-        self.io.delete_many(files).await?;
+        let mut files = self.io.list(&dir).await?;
+        // Version files go first, oldest first, one at a time: a writer whose base is gone
+        // then sees a conflict (see `commit`) instead of re-creating the table.
+        files.sort_by_key(|p| parse_version(p).map_or(u64::MAX, u64::from));
+        let split = files.partition_point(|p| parse_version(p).is_some());
+        let rest = files.split_off(split);
+        for version in files {
+            self.io.delete(&version).await?;
+        }
+        self.io.delete_many(rest).await?;
         Ok(())
     }
 }

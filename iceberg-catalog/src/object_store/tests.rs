@@ -349,3 +349,63 @@ async fn a_recreated_table_is_loaded_fresh() {
         assert_eq!(after.metadata.snapshots.len(), 1);
     }
 }
+
+/// Old versions deleted after commit free their names: a writer on a stale base whose version
+/// is gone gets a conflict (not the deleted version's successor), and creating the table again
+/// is refused while any version exists.
+#[tokio::test]
+async fn deleted_versions_are_never_created_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path()).await;
+    c.create_namespace(&ns("db"), BTreeMap::new())
+        .await
+        .unwrap();
+    let t = table("db.t");
+    let mut creation = TableCreation::new("", schema());
+    creation.properties = props(&[
+        ("write.metadata.delete-after-commit.enabled", "true"),
+        ("write.metadata.previous-versions-max", "1"),
+    ]);
+    let created = c.create_table(&t, creation).await.unwrap();
+    let stale = c.load_table(&t).await.unwrap();
+    let env = DeterministicEnvironment::new(1_700_000_000_000, 1, 21);
+    for i in 0..3 {
+        let file = DataFile {
+            file_path: format!("{}/data/{i}.parquet", created.metadata.location),
+            record_count: 1,
+            file_size_in_bytes: 10,
+            ..Default::default()
+        };
+        commit_append(&c, &t, vec![file], BTreeMap::new(), &env)
+            .await
+            .unwrap();
+    }
+    let meta = dir.path().join("db/t/metadata");
+    assert!(
+        !meta.join("v1.metadata.json").exists(),
+        "v1 was deleted after commit"
+    );
+    assert!(!meta.join("v2.metadata.json").exists());
+    // A slow writer still on v1: v2's name is free, but its base is gone.
+    let err = c
+        .commit(
+            &t,
+            stale.metadata_location.as_deref().unwrap(),
+            &stale.metadata,
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_commit_conflict(), "{err}");
+    assert!(
+        !meta.join("v2.metadata.json").exists(),
+        "no deleted version re-created"
+    );
+    assert_eq!(c.load_table(&t).await.unwrap().metadata.snapshots.len(), 3);
+    // Creating the table again while it lives at v4 (v1 gone) is refused.
+    let err = c
+        .create_table(&t, TableCreation::new("", schema()))
+        .await
+        .unwrap_err();
+    assert!(err.is_already_exists(), "{err}");
+    assert_eq!(c.load_table(&t).await.unwrap().metadata.snapshots.len(), 3);
+}
