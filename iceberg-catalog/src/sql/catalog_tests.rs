@@ -178,3 +178,83 @@ async fn commit_swaps_only_from_the_current_pointer() {
     .unwrap();
     assert_eq!(prev[0][0].as_deref(), Some(done.metadata_location.as_str()));
 }
+
+/// An error that comes back after the row was written (here a trigger that fails after the
+/// insert, which SQLite's `RAISE(FAIL)` leaves in place) is reconciled by reading the row: the
+/// table exists and its metadata file was kept, never a row pointing at a deleted file.
+#[tokio::test]
+async fn create_reconciles_an_error_after_the_row_landed() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path()).await;
+    c.create_namespace(&ns("db"), BTreeMap::new())
+        .await
+        .unwrap();
+    super::pool::execute(
+        &c.pool,
+        "CREATE TRIGGER fail_after_insert AFTER INSERT ON iceberg_tables \
+         BEGIN SELECT RAISE(FAIL, 'injected: the answer is lost'); END",
+        &[],
+    )
+    .await
+    .unwrap();
+    let ident = TableIdent::new(ns("db"), "t");
+    let created = c
+        .create_table(&ident, TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    let location = created.metadata_location.clone().unwrap();
+    assert!(
+        c.io().exists(&location).await.unwrap(),
+        "the metadata file stays"
+    );
+    let loaded = c.load_table(&ident).await.unwrap();
+    assert_eq!(loaded.metadata.table_uuid, created.metadata.table_uuid);
+}
+
+/// The same for a commit: a swap whose change stays although the statement failed is found
+/// by reading the row, and the append succeeds with every file it lists in place.
+#[tokio::test]
+async fn commit_reconciles_an_error_after_the_swap_landed() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path()).await;
+    c.create_namespace(&ns("db"), BTreeMap::new())
+        .await
+        .unwrap();
+    let ident = TableIdent::new(ns("db"), "t");
+    let table = c
+        .create_table(&ident, TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    super::pool::execute(
+        &c.pool,
+        "CREATE TRIGGER fail_after_update AFTER UPDATE ON iceberg_tables \
+         BEGIN SELECT RAISE(FAIL, 'injected: the answer is lost'); END",
+        &[],
+    )
+    .await
+    .unwrap();
+    let env = DeterministicEnvironment::new(1_700_000_000_000, 1, 8);
+    let done = commit_append(
+        &c,
+        &ident,
+        vec![file(&table, "a", 3)],
+        BTreeMap::new(),
+        &env,
+    )
+    .await
+    .unwrap();
+    let loaded = c.load_table(&ident).await.unwrap();
+    assert_eq!(loaded.metadata.current_snapshot_id, Some(done.snapshot_id));
+    let list = loaded
+        .metadata
+        .current_snapshot()
+        .unwrap()
+        .manifest_list
+        .clone();
+    for m in iceberg_append::read_manifest_list(c.io(), list.as_deref())
+        .await
+        .unwrap()
+    {
+        assert!(c.io().exists(&m.manifest_path).await.unwrap());
+    }
+}

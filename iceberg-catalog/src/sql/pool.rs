@@ -79,8 +79,32 @@ pub(super) async fn transaction(
 pub(super) enum SwapError {
     /// The statement was never applied (no connection, or the database refused it).
     Definite(sqlx::Error),
+    /// Not applied, because another transaction held or changed the row (a PostgreSQL
+    /// serialization failure or deadlock, SQLite busy or locked): worth another attempt.
+    Retryable,
     /// The statement was sent and no answer came: it may have been applied.
     Unknown(sqlx::Error),
+}
+
+impl SwapError {
+    /// Classifies an error of a statement that was sent to the database.
+    pub(super) fn after_send(e: sqlx::Error) -> Self {
+        let Some(db) = e.as_database_error() else {
+            // The connection failed mid-way: the database may have applied it.
+            return Self::Unknown(e);
+        };
+        let code = db.code().unwrap_or_default();
+        match code.as_ref() {
+            // PostgreSQL class 40 (transaction rollback: serialization failure, deadlock).
+            c if c.starts_with("40") => Self::Retryable,
+            // PostgreSQL class 08 (connection exception) and 57P (operator intervention,
+            // e.g. an administrator or crash shutdown): mid-commit, the outcome is unknown.
+            c if c.starts_with("08") || c.starts_with("57P") => Self::Unknown(e),
+            // SQLite (primary result code in the low byte): 5 BUSY, 6 LOCKED.
+            c if c.parse::<u32>().is_ok_and(|n| matches!(n & 0xFF, 5 | 6)) => Self::Retryable,
+            _ => Self::Definite(e),
+        }
+    }
 }
 
 /// Runs the conditional `UPDATE` of a commit, telling apart failures before the statement
@@ -94,8 +118,7 @@ pub(super) async fn swap(pool: &Pool, sql: &str, binds: &[Option<&str>]) -> Resu
         }
         match q.execute(&mut *conn).await {
             Ok(done) => Ok(done.rows_affected()),
-            Err(e @ sqlx::Error::Database(_)) => Err(SwapError::Definite(e)),
-            Err(e) => Err(SwapError::Unknown(e)),
+            Err(e) => Err(SwapError::after_send(e)),
         }
     })
 }
@@ -104,4 +127,76 @@ pub(super) async fn swap(pool: &Pool, sql: &str, binds: &[Option<&str>]) -> Resu
 pub(super) fn is_unique_violation(e: &sqlx::Error) -> bool {
     e.as_database_error()
         .is_some_and(|d| d.kind() == sqlx::error::ErrorKind::UniqueViolation)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+
+    /// A database error with a given code, as a driver reports it.
+    #[derive(Debug)]
+    struct Coded(&'static str);
+
+    impl std::fmt::Display for Coded {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "code {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Coded {}
+
+    impl sqlx::error::DatabaseError for Coded {
+        fn message(&self) -> &str {
+            self.0
+        }
+
+        fn code(&self) -> Option<Cow<'_, str>> {
+            Some(Cow::Borrowed(self.0))
+        }
+
+        fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+            self
+        }
+
+        fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
+            self
+        }
+
+        fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+            self
+        }
+
+        fn kind(&self) -> sqlx::error::ErrorKind {
+            sqlx::error::ErrorKind::Other
+        }
+    }
+
+    fn classify(code: &'static str) -> &'static str {
+        match SwapError::after_send(sqlx::Error::Database(Box::new(Coded(code)))) {
+            SwapError::Definite(_) => "definite",
+            SwapError::Retryable => "retryable",
+            SwapError::Unknown(_) => "unknown",
+        }
+    }
+
+    #[test]
+    fn database_errors_are_classified_by_code() {
+        // PostgreSQL SQLSTATEs.
+        assert_eq!(classify("40001"), "retryable", "serialization failure");
+        assert_eq!(classify("40P01"), "retryable", "deadlock");
+        assert_eq!(classify("08006"), "unknown", "connection failure");
+        assert_eq!(classify("57P01"), "unknown", "admin shutdown");
+        assert_eq!(classify("23505"), "definite", "unique violation");
+        assert_eq!(classify("42P01"), "definite", "undefined table");
+        // SQLite result codes, extended ones included.
+        assert_eq!(classify("5"), "retryable", "SQLITE_BUSY");
+        assert_eq!(classify("517"), "retryable", "SQLITE_BUSY_SNAPSHOT");
+        assert_eq!(classify("6"), "retryable", "SQLITE_LOCKED");
+        assert_eq!(classify("19"), "definite", "SQLITE_CONSTRAINT");
+        // No database answer at all.
+        let io = sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(matches!(SwapError::after_send(io), SwapError::Unknown(_)));
+    }
 }

@@ -119,8 +119,16 @@ impl Catalog for SqlCatalog {
         let table = create_table(&self.io, creation, self.env.as_ref()).await?;
         let location = table.metadata_location.clone().unwrap_or_default();
         if let Err(e) = self.insert_table(ident, &location).await {
-            // Best effort: nobody points at the file.
-            let _ = self.io.delete(&location).await;
+            // An error may follow a row that was written (a lost answer): read it back, and
+            // delete the file only when the row does not point at it.
+            match self.metadata_location(ident).await {
+                Ok(Some(found)) if found == location => return Ok(table),
+                Ok(_) => {
+                    let _ = self.io.delete(&location).await;
+                }
+                // Cannot tell: the file stays (an orphan at worst, never a dangling row).
+                Err(_) => {}
+            }
             return Err(e);
         }
         Ok(table)
@@ -160,10 +168,31 @@ impl Catalog for SqlCatalog {
                     found: self.metadata_location(ident).await.ok().flatten(),
                 })
             }
-            Err(SwapError::Definite(e)) => {
+            // Another transaction had the row: reload and re-plan, as for a conflict.
+            Err(SwapError::Retryable) => {
                 let _ = self.io.delete(&new_location).await;
-                Err(self.db_error(ident, "commit", &e))
+                Err(Error::CommitConflict {
+                    table: ident.to_string(),
+                    expected: Some(base_location.to_string()),
+                    found: self.metadata_location(ident).await.ok().flatten(),
+                })
             }
+            // Refused, as far as the driver says; the row decides (a trigger or a driver can
+            // fail a statement whose change stays).
+            Err(SwapError::Definite(e)) => match self.metadata_location(ident).await {
+                Ok(Some(found)) if found == new_location => Ok(new_location),
+                Ok(_) => {
+                    let _ = self.io.delete(&new_location).await;
+                    Err(self.db_error(ident, "commit", &e))
+                }
+                Err(read) => Err(Error::CommitStateUnknown {
+                    table: ident.to_string(),
+                    snapshot_id: new_metadata.current_snapshot_id,
+                    reason: format!(
+                        "the pointer swap to {new_location} failed ({e}), and reading it back failed: {read}"
+                    ),
+                }),
+            },
             Err(SwapError::Unknown(e)) => Err(Error::CommitStateUnknown {
                 table: ident.to_string(),
                 snapshot_id: new_metadata.current_snapshot_id,
