@@ -1,5 +1,6 @@
 //! Fault injection for tests of the layers above: an [`ObjectStore`] wrapper that records
-//! every operation and can fail puts or slow everything down.
+//! every operation and can fail puts, fail any operation before or after the store did it
+//! ([`FaultInjectingStore::fail_at`]), crash the process, or slow everything down.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -77,6 +78,19 @@ pub enum CrashPoint {
     After,
 }
 
+/// How [`FaultInjectingStore::fail_at`] fails its operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailPoint {
+    /// An error before the operation reaches the store: nothing happened.
+    Before,
+    /// The store completes the operation, then the caller gets an error (a 5xx after the
+    /// write was stored, a dropped connection): it happened, the caller cannot tell.
+    After,
+    /// The store completes a put, then the caller hears "already exists" (object_store's retry
+    /// of a conditional create that had in fact succeeded); other operations fail as `After`.
+    AfterAsAlreadyExists,
+}
+
 /// One recorded operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Op {
@@ -113,6 +127,7 @@ struct Faults {
     put_patterns: Vec<String>,
     latency: Duration,
     crash: Option<(u64, CrashPoint)>,
+    fail: Option<(u64, FailPoint)>,
 }
 
 impl fmt::Display for FaultInjectingStore {
@@ -153,6 +168,13 @@ impl FaultInjectingStore {
     pub fn crash_at(&self, n: u64, point: CrashPoint) {
         let seen = self.shared.seen.load(Ordering::SeqCst);
         self.faults().crash = Some((seen + n, point));
+    }
+
+    /// Fails the `n`th operation from now on (1-based, every kind counted) at `point`. Puts,
+    /// multipart completions, gets, heads and ranged gets can fail; lists and deletes pass.
+    pub fn fail_at(&self, n: u64, point: FailPoint) {
+        let seen = self.shared.seen.load(Ordering::SeqCst);
+        self.faults().fail = Some((seen + n, point));
     }
 
     /// Delays every operation by `latency`.
@@ -243,6 +265,42 @@ impl Shared {
         result
     }
 
+    /// The injected error of operation `n` when it is armed to fail before the store.
+    fn fail_before(&self, n: u64, path: &Path) -> object_store::Result<()> {
+        match lock(&self.faults).fail {
+            Some((at, FailPoint::Before)) if at == n => Err(injected(format!(
+                "operation #{n} on {path}, before the store"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// `result`, or the injected error when operation `n` is armed to fail after the store.
+    fn fail_after<T>(
+        &self,
+        n: u64,
+        path: &Path,
+        is_put: bool,
+        result: object_store::Result<T>,
+    ) -> object_store::Result<T> {
+        let point = match lock(&self.faults).fail {
+            Some((at, point)) if at == n => point,
+            _ => return result,
+        };
+        match (point, result) {
+            (FailPoint::Before, result) | (_, result @ Err(_)) => result,
+            (FailPoint::AfterAsAlreadyExists, Ok(_)) if is_put => {
+                Err(object_store::Error::AlreadyExists {
+                    path: path.to_string(),
+                    source: format!("injected: operation #{n} stored, then a retry saw it").into(),
+                })
+            }
+            (_, Ok(_)) => Err(injected(format!(
+                "operation #{n} on {path}, after the store completed it"
+            ))),
+        }
+    }
+
     fn latency(&self) -> Duration {
         lock(&self.faults).latency
     }
@@ -277,7 +335,9 @@ impl ObjectStore for FaultInjectingStore {
         let n = self.record(OpKind::Put, location);
         self.delay().await;
         self.check_put(location)?;
+        self.shared.fail_before(n, location)?;
         let result = self.inner.put_opts(location, payload, opts).await;
+        let result = self.shared.fail_after(n, location, true, result);
         self.shared.after(n, result)
     }
 
@@ -310,7 +370,9 @@ impl ObjectStore for FaultInjectingStore {
         };
         let n = self.record(kind, location);
         self.delay().await;
+        self.shared.fail_before(n, location)?;
         let result = self.inner.get_opts(location, options).await;
+        let result = self.shared.fail_after(n, location, false, result);
         self.shared.after(n, result)
     }
 
@@ -321,7 +383,9 @@ impl ObjectStore for FaultInjectingStore {
     ) -> object_store::Result<Vec<Bytes>> {
         let n = self.record(OpKind::GetRanges, location);
         self.delay().await;
+        self.shared.fail_before(n, location)?;
         let result = self.inner.get_ranges(location, ranges).await;
+        let result = self.shared.fail_after(n, location, false, result);
         self.shared.after(n, result)
     }
 
@@ -462,7 +526,9 @@ impl MultipartUpload for RecordingUpload {
     async fn complete(&mut self) -> object_store::Result<PutResult> {
         let n = self.shared.record(OpKind::CompleteMultipart, &self.path);
         self.shared.delay().await;
+        self.shared.fail_before(n, &self.path)?;
         let result = self.inner.complete().await;
+        let result = self.shared.fail_after(n, &self.path, true, result);
         self.shared.after(n, result)
     }
 

@@ -36,12 +36,17 @@ use crate::catalog_common::{append_ids, schema};
 const WORKER_ENV: &str = "ICEBERG_KILL_WORKER";
 const ROWS_PER_APPEND: i64 = 2;
 
-fn ident() -> TableIdent {
+pub(crate) fn ident() -> TableIdent {
     TableIdent::parse("db.t").unwrap()
 }
 
 /// Opens the catalog of `kind` over `dir`, its files served by `io`.
-async fn open(kind: &str, dir: &Path, io: FileIo, env: Arc<dyn Environment>) -> Box<dyn Catalog> {
+pub(crate) async fn open(
+    kind: &str,
+    dir: &Path,
+    io: FileIo,
+    env: Arc<dyn Environment>,
+) -> Box<dyn Catalog> {
     let warehouse = format!("file://{}", dir.display());
     match kind {
         "sqlite" => Box::new(
@@ -58,7 +63,7 @@ async fn open(kind: &str, dir: &Path, io: FileIo, env: Arc<dyn Environment>) -> 
 }
 
 /// A fresh catalog (no cache shared with anyone) on plain local IO.
-async fn fresh(kind: &str, dir: &Path) -> Box<dyn Catalog> {
+pub(crate) async fn fresh(kind: &str, dir: &Path) -> Box<dyn Catalog> {
     let io =
         FileIo::from_location(&format!("file://{}", dir.display()), &Default::default()).unwrap();
     open(kind, dir, io, Arc::new(SystemEnvironment)).await
@@ -118,7 +123,7 @@ fn worker(job: &str) -> Command {
 }
 
 /// A v2 table merging manifests from three on, so that crashes land in merges too.
-async fn create(kind: &str, dir: &Path) {
+pub(crate) async fn create(kind: &str, dir: &Path) {
     let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 1, 3));
     let io =
         FileIo::from_location(&format!("file://{}", dir.display()), &Default::default()).unwrap();
@@ -140,7 +145,7 @@ async fn create(kind: &str, dir: &Path) {
 }
 
 /// Everything the current snapshot reaches exists and adds up; returns the ids it holds.
-async fn check_table(table: &Table, io: &FileIo) -> BTreeSet<i64> {
+pub(crate) async fn check_table(table: &Table, io: &FileIo) -> BTreeSet<i64> {
     let meta = &table.metadata;
     let head = meta.current_snapshot().expect("a current snapshot");
     let manifests = read_manifest_list(io, head.manifest_list.as_deref())

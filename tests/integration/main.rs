@@ -9,6 +9,7 @@ mod catalog_faults;
 mod catalog_kills;
 mod catalog_merge;
 mod catalog_pyiceberg;
+mod commit_faults;
 mod external;
 mod fixtures;
 mod fuzz_foreign;
