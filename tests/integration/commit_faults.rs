@@ -141,3 +141,41 @@ async fn commit_faults_sqlite_at_every_operation() {
 async fn commit_faults_object_store_at_every_operation() {
     sweep("object-store").await;
 }
+
+/// On S3 (moto): the swap's conditional create is stored, then answered 503; the client
+/// retries it, and the retry's "already exists" is our own write. With no retries left (the
+/// last attempt) the append must still report success and delete nothing: before, its cleanup
+/// deleted the manifest list and manifests of the snapshot that had become current.
+#[tokio::test]
+async fn s3_swap_stored_then_503_is_our_own_write() {
+    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+        return;
+    };
+    moto.create_bucket("lost");
+    let warehouse = "s3://lost/wh";
+    let props = iceberg_io::testing::moto::s3_properties(&moto.endpoint);
+    let io = FileIo::from_location(warehouse, &props).unwrap();
+    let catalog = iceberg_catalog::ObjectStoreCatalog::open(io, warehouse)
+        .await
+        .unwrap();
+    let db = iceberg_append::catalog::NamespaceIdent::parse("db").unwrap();
+    iceberg_append::Catalog::create_namespace(&catalog, &db, Default::default())
+        .await
+        .unwrap();
+    let mut creation = iceberg_append::TableCreation::new("", crate::catalog_common::schema());
+    creation
+        .properties
+        .insert("commit.retry.num-retries".into(), "0".into());
+    iceberg_append::Catalog::create_table(&catalog, &ident(), creation)
+        .await
+        .unwrap();
+    moto.store_then_503("metadata/v2.metadata.json", 1);
+    let done =
+        crate::catalog_common::append_ids(&catalog, &ident(), 0..3, &SystemEnvironment).await;
+    let table = iceberg_append::Catalog::load_table(&catalog, &ident())
+        .await
+        .unwrap();
+    assert_eq!(table.metadata.current_snapshot_id, Some(done.snapshot_id));
+    let held = check_table(&table, iceberg_append::Catalog::io(&catalog)).await;
+    assert_eq!(held, (0..3).collect());
+}

@@ -125,14 +125,35 @@ impl MotoServer {
         response.matches("<UploadId>").count()
     }
 
+    /// Makes the next `count` PUTs whose path contains `fragment` store their object and then
+    /// answer 503, as a server that failed after the write landed (clients retry them).
+    pub fn store_then_503(&self, fragment: &str, count: u32) {
+        let response = self
+            .request_with_body(
+                "POST",
+                &format!("/__faults__/store-then-503/{count}"),
+                fragment,
+            )
+            .unwrap();
+        assert!(
+            response.starts_with("HTTP/1.1 200") || response.starts_with("HTTP/1.0 200"),
+            "{response}"
+        );
+    }
+
     fn request(&self, method: &str, path: &str) -> std::io::Result<String> {
+        self.request_with_body(method, path, "")
+    }
+
+    fn request_with_body(&self, method: &str, path: &str, body: &str) -> std::io::Result<String> {
         let mut stream = TcpStream::connect(&self.addr)?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         write!(
             stream,
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\n\
-             Connection: close\r\n\r\n",
-            self.addr
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
         )?;
         let mut response = String::new();
         stream.read_to_string(&mut response)?;

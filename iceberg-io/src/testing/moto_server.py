@@ -8,6 +8,11 @@
 # that arbitration is what the object-store catalog and the conformance suite test. So this
 # launcher runs moto's own WSGI application behind one lock taken by every conditional write;
 # every other request still runs concurrently. Exit status 3: moto[server] is not installed.
+#
+# Faults, for tests of what a client does when an answer is lost: `POST /__faults__/<mode>/<n>`
+# with a key fragment as the body arms the next <n> PUTs whose path contains it. Mode
+# `store-then-503`: moto stores the object, then the client is told 503 (a server error after
+# the write landed, which clients retry: a conditional create's retry then sees its own object).
 import os
 import sys
 import threading
@@ -32,6 +37,40 @@ def main() -> None:
     os.environ.setdefault("MOTO_PORT", str(port))
     app = DomainDispatcherApplication(create_backend_app)
     lock = threading.Lock()
+    faults = []  # [mode, fragment, remaining]
+
+    def arm(environ, start_response):
+        _, _, mode, count = environ["PATH_INFO"].split("/", 3)
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        fragment = environ["wsgi.input"].read(length).decode()
+        with lock:
+            faults.append([mode, fragment, int(count)])
+        start_response("200 OK", [("Content-Length", "0")])
+        return [b""]
+
+    def fault_for(environ):
+        if environ.get("REQUEST_METHOD") != "PUT":
+            return None
+        with lock:
+            for fault in faults:
+                if fault[2] > 0 and fault[1] in environ.get("PATH_INFO", ""):
+                    fault[2] -= 1
+                    return fault[0]
+        return None
+
+    def store_then_503(environ, start_response):
+        list(app(environ, lambda status, headers, exc_info=None: None))
+        body = b"<Error><Code>ServiceUnavailable</Code><Message>injected</Message></Error>"
+        start_response("503 Service Unavailable", [("Content-Length", str(len(body)))])
+        return [body]
+
+    def serve(environ, start_response):
+        if environ.get("PATH_INFO", "").startswith("/__faults__/"):
+            return arm(environ, start_response)
+        if fault_for(environ) == "store-then-503":
+            with lock:
+                return store_then_503(environ, start_response)
+        return atomic_conditional_writes(environ, start_response)
 
     def atomic_conditional_writes(environ, start_response):
         conditional = environ.get("REQUEST_METHOD") in WRITES and any(
@@ -43,7 +82,7 @@ def main() -> None:
             # The whole response is produced under the lock: check and store are one step.
             return list(app(environ, start_response))
 
-    run_simple(host, port, atomic_conditional_writes, threaded=True)
+    run_simple(host, port, serve, threaded=True)
 
 
 if __name__ == "__main__":
