@@ -26,12 +26,27 @@ impl Table {
     /// When the file cannot be read or is not valid table metadata.
     pub async fn load(io: &FileIo, metadata_location: &str) -> Result<Self> {
         let bytes = io.read(metadata_location).await?;
-        let text = String::from_utf8_lossy(&bytes);
+        let text = metadata_text(metadata_location, &bytes)?;
         Ok(Self {
             metadata_location: Some(metadata_location.to_string()),
             metadata: TableMetadata::from_json(&text)?,
         })
     }
+}
+
+/// The text of a metadata file: gzip-compressed ones (Java's `*.gz.metadata.json`, written
+/// with `write.metadata.compression-codec=gzip`) are recognised by their magic bytes.
+fn metadata_text(location: &str, bytes: &[u8]) -> Result<String> {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(bytes), &mut text)
+            .map_err(|e| crate::error::Error::InvalidManifest {
+                path: location.to_string(),
+                reason: format!("not a gzip-compressed metadata file: {e}"),
+            })?;
+        return Ok(text);
+    }
+    Ok(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// The folder metadata files go to: `write.metadata.path` or `<location>/metadata`.

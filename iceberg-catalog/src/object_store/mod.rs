@@ -48,13 +48,17 @@ pub fn version_file_name(version: u32) -> String {
     format!("v{version}.metadata.json")
 }
 
-/// The `N` of a `.../v<N>.metadata.json` path.
+/// `v<N>.gz.metadata.json`, the name Java's `HadoopTableOperations` gives a gzip-compressed
+/// version (`write.metadata.compression-codec=gzip`).
+pub fn gz_version_file_name(version: u32) -> String {
+    format!("v{version}.gz.metadata.json")
+}
+
+/// The `N` of a `.../v<N>.metadata.json` or `.../v<N>.gz.metadata.json` path.
 pub fn parse_version(path: &str) -> Option<u32> {
     let name = path.rsplit('/').next()?;
-    name.strip_prefix('v')?
-        .strip_suffix(".metadata.json")?
-        .parse()
-        .ok()
+    let stem = name.strip_prefix('v')?.strip_suffix(".metadata.json")?;
+    stem.strip_suffix(".gz").unwrap_or(stem).parse().ok()
 }
 
 /// A catalog that needs only an object store (see the [module docs](self)).
@@ -145,14 +149,7 @@ impl ObjectStoreCatalog {
         // by a slow writer) is no evidence of anything: list instead, as Java's
         // `HadoopTableOperations` falls back to listing.
         let hinted = match hinted {
-            Some(v)
-                if self
-                    .io
-                    .exists(&format!("{dir}/{}", version_file_name(v)))
-                    .await? =>
-            {
-                Some(v)
-            }
+            Some(v) if self.version_file(&dir, v).await?.is_some() => Some(v),
             _ => None,
         };
         let mut version = match hinted {
@@ -168,14 +165,13 @@ impl ObjectStoreCatalog {
                     table: location.to_string(),
                 })?,
         };
-        while self
-            .io
-            .exists(&format!("{dir}/{}", version_file_name(version + 1)))
-            .await?
-        {
+        while self.version_file(&dir, version + 1).await?.is_some() {
             version += 1;
         }
-        let current = format!("{dir}/{}", version_file_name(version));
+        let current = self
+            .version_file(&dir, version)
+            .await?
+            .unwrap_or_else(|| format!("{dir}/{}", version_file_name(version)));
         let not_found = || iceberg_append::Error::NoSuchTable {
             table: location.to_string(),
         };
@@ -238,6 +234,21 @@ impl ObjectStoreCatalog {
             metadata_location: Some(path),
             metadata: meta,
         })
+    }
+
+    /// The metadata file of `version` in `dir`, plain or gzip-compressed, if one exists.
+    async fn version_file(
+        &self,
+        dir: &str,
+        version: u32,
+    ) -> iceberg_append::Result<Option<String>> {
+        for name in [version_file_name(version), gz_version_file_name(version)] {
+            let path = format!("{dir}/{name}");
+            if self.io.exists(&path).await? {
+                return Ok(Some(path));
+            }
+        }
+        Ok(None)
     }
 
     /// Best effort: readers also probe past the hint.
@@ -313,7 +324,9 @@ impl Catalog for ObjectStoreCatalog {
         // `put_if_absent` of v<N+1> is a compare-and-swap only while v<N> exists: versions are
         // deleted oldest first (after a commit, and by a drop), so a base that is gone is
         // stale, and its successor's name may be free again. Refuse before creating it.
-        if !self.io.exists(base_location).await? {
+        // A Java writer names a compressed version differently: its name must be free too.
+        let gz = format!("{location}/metadata/{}", gz_version_file_name(base + 1));
+        if !self.io.exists(base_location).await? || self.io.exists(&gz).await? {
             return Err(iceberg_append::Error::CommitConflict {
                 table: ident.to_string(),
                 expected: Some(base_location.to_string()),

@@ -409,3 +409,66 @@ async fn deleted_versions_are_never_created_again() {
     assert!(err.is_already_exists(), "{err}");
     assert_eq!(c.load_table(&t).await.unwrap().metadata.snapshots.len(), 3);
 }
+
+/// A version Java wrote gzip-compressed (`v<N>.gz.metadata.json`) is found, read and committed
+/// onto; and its name counts as taken when we create the next version.
+#[tokio::test]
+async fn gzip_versions_written_by_java_are_read_and_respected() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path()).await;
+    c.create_namespace(&ns("db"), BTreeMap::new())
+        .await
+        .unwrap();
+    let t = table("db.t");
+    let created = c
+        .create_table(&t, TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    let meta_dir = dir.path().join("db/t/metadata");
+    let mut v2 = created.metadata.clone();
+    v2.properties.insert("written-by".into(), "java".into());
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(v2.to_json().unwrap().as_bytes()).unwrap();
+    std::fs::write(meta_dir.join("v2.gz.metadata.json"), gz.finish().unwrap()).unwrap();
+    std::fs::write(meta_dir.join(VERSION_HINT_FILE), "2").unwrap();
+    let loaded = c.load_table(&t).await.unwrap();
+    assert!(
+        loaded
+            .metadata_location
+            .as_deref()
+            .unwrap()
+            .ends_with("/v2.gz.metadata.json")
+    );
+    assert_eq!(loaded.metadata.property("written-by"), Some("java"));
+    let env = DeterministicEnvironment::new(1_700_000_000_000, 1, 31);
+    let file = DataFile {
+        file_path: format!("{}/data/a.parquet", created.metadata.location),
+        record_count: 1,
+        file_size_in_bytes: 10,
+        ..Default::default()
+    };
+    let done = commit_append(&c, &t, vec![file], BTreeMap::new(), &env)
+        .await
+        .unwrap();
+    assert!(done.metadata_location.ends_with("/v3.metadata.json"));
+    // Java took v4 compressed: a commit on v3 conflicts rather than creating v4 beside it.
+    std::fs::copy(
+        meta_dir.join("v2.gz.metadata.json"),
+        meta_dir.join("v4.gz.metadata.json"),
+    )
+    .unwrap();
+    let v3 = c.load_table(&t).await.unwrap();
+    assert!(
+        v3.metadata_location
+            .as_deref()
+            .unwrap()
+            .ends_with("/v4.gz.metadata.json")
+    );
+    let err = c
+        .commit(&t, &done.metadata_location, &v3.metadata)
+        .await
+        .unwrap_err();
+    assert!(err.is_commit_conflict(), "{err}");
+    assert!(!meta_dir.join("v4.metadata.json").exists());
+}
