@@ -156,7 +156,7 @@ pub async fn commit_append_with_mode(
         // answers "already exists"; a lost answer), and any other error may have come after
         // the swap was made: only the catalog itself can say. Nothing is deleted until it
         // says our snapshot is not there.
-        let reloaded = match catalog.load_table(ident).await {
+        let reloaded = match reload(catalog, ident, &retry, env).await {
             Ok(table) => table,
             // Not found is no proof either: the table may have been renamed, or its current
             // metadata file replaced between the probe and the read.
@@ -271,6 +271,33 @@ fn backoff(attempt: u32, min_ms: u64, max_ms: u64, env: &dyn Environment) -> Dur
     let base = exp.min(max_ms.max(min_ms));
     let jitter_unit = u64::from(env.new_uuid().as_bytes()[0]);
     Duration::from_millis(base + base * jitter_unit / 2550)
+}
+
+/// Attempts to reload the table after an error that left the outcome open: the reload has
+/// its own retries (the catalog that just failed may be briefly unreachable), since giving up
+/// means reporting an unknown outcome.
+const RELOAD_ATTEMPTS: u32 = 3;
+
+/// The table reloaded, retrying a failed load [`RELOAD_ATTEMPTS`] times with the commit's
+/// backoff; the last error when every attempt failed.
+async fn reload(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    retry: &iceberg_spec::properties::CommitRetryProperties,
+    env: &dyn Environment,
+) -> Result<crate::table::Table> {
+    let mut attempt = 1;
+    loop {
+        match catalog.load_table(ident).await {
+            Ok(table) => return Ok(table),
+            Err(e) if attempt >= RELOAD_ATTEMPTS => return Err(e),
+            Err(_) => {
+                tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env))
+                    .await;
+                attempt += 1;
+            }
+        }
+    }
 }
 
 /// The error of a commit that definitely did not land, after deleting everything it wrote.

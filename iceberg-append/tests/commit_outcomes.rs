@@ -199,7 +199,11 @@ async fn a_failed_reload_is_unknown_and_deletes_nothing() {
     .await
     .unwrap_err();
     assert!(err.is_commit_state_unknown(), "{err}");
-    assert!(catalog.loads_after_fault.load(Ordering::SeqCst) >= 1);
+    assert_eq!(
+        catalog.loads_after_fault.load(Ordering::SeqCst),
+        3,
+        "the reload is retried before the outcome is called unknown"
+    );
     let after = catalog
         .io()
         .list("memory://wh/db/t/metadata")

@@ -428,18 +428,19 @@ impl Catalog for ObjectStoreCatalog {
     /// Deletes the table's `metadata/` folder (with `purge`, first every file it reaches).
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> iceberg_append::Result<()> {
         let table = self.load_table(ident).await?;
-        if purge {
-            self.purge_table_files(&table).await?;
-        }
         let dir = format!("{}/metadata", self.table_location(ident));
         let mut files = self.io.list(&dir).await?;
-        // Version files go first, oldest first, one at a time: a writer whose base is gone
-        // then sees a conflict (see `commit`) instead of re-creating the table.
+        // Version files go first, oldest first, one at a time, before anything is purged: a
+        // writer whose base is gone then sees a conflict (see `commit`) instead of creating a
+        // version that points at purged files.
         files.sort_by_key(|p| parse_version(p).map_or(u64::MAX, u64::from));
         let split = files.partition_point(|p| parse_version(p).is_some());
         let rest = files.split_off(split);
         for version in files {
             self.io.delete(&version).await?;
+        }
+        if purge {
+            self.purge_table_files(&table).await?;
         }
         self.io.delete_many(rest).await?;
         Ok(())
