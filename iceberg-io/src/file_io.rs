@@ -231,6 +231,15 @@ impl FileIo {
         Ok(ObjectIdentity::of(put.e_tag, put.version))
     }
 
+    /// The object store that serves `path` (created on first use), for callers that wrap or
+    /// use it directly.
+    ///
+    /// # Errors
+    /// When `path` names no store this IO can build.
+    pub fn object_store(&self, path: &str) -> Result<Arc<dyn ObjectStore>> {
+        Ok(self.resolve(path)?.1)
+    }
+
     /// The [`ObjectIdentity`] of the object at `path` (one HEAD request): `Ok(None)` when
     /// there is no object, or the store gives no identity.
     ///

@@ -6,29 +6,111 @@
 //! is gone, and the append's outcome is true: `Ok` means its snapshot is current, a definite
 //! failure means its snapshot is not in the table, and only an unknown outcome may be either.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use iceberg_append::{Environment, SystemEnvironment, commit_append};
+use iceberg_append::catalog::NamespaceIdent;
+use iceberg_append::{Catalog, Environment, SystemEnvironment, TableCreation, commit_append};
+use iceberg_catalog::ObjectStoreCatalog;
 use iceberg_io::FileIo;
 use iceberg_io::object_store::local::LocalFileSystem;
 use iceberg_io::testing::{FailPoint, FaultInjectingStore};
+use iceberg_spec::properties::MANIFEST_MIN_MERGE_COUNT;
 
 use crate::catalog_common::batch;
-use crate::catalog_kills::{check_table, create, fresh, ident, open};
+use crate::catalog_kills::{check_table, create, ident, open};
+
+/// Where the table of a sweep lives.
+enum Backend {
+    /// A catalog (`sqlite` or `object-store`) over a local folder.
+    Local(&'static str, tempfile::TempDir),
+    /// The object-store catalog on S3 (moto), at this warehouse.
+    S3(iceberg_io::testing::moto::MotoServer, String),
+}
+
+impl Backend {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Local(kind, _) => kind,
+            Self::S3(..) => "object-store on S3",
+        }
+    }
+
+    /// IO without faults.
+    fn io(&self) -> FileIo {
+        match self {
+            Self::Local(_, dir) => FileIo::from_location(
+                &format!("file://{}", dir.path().display()),
+                &Default::default(),
+            )
+            .unwrap(),
+            Self::S3(moto, warehouse) => {
+                FileIo::from_location(warehouse, &moto.s3_properties()).unwrap()
+            }
+        }
+    }
+
+    /// IO whose store is `store`'s fault injector.
+    fn faulty_io(&self) -> (FileIo, FaultInjectingStore) {
+        match self {
+            Self::Local(..) => {
+                let store = FaultInjectingStore::new(Arc::new(LocalFileSystem::new()));
+                (
+                    FileIo::with_store("file:///", Arc::new(store.clone())),
+                    store,
+                )
+            }
+            Self::S3(_, warehouse) => {
+                let inner = self.io().object_store(warehouse).unwrap();
+                let store = FaultInjectingStore::new(inner);
+                let bucket = warehouse.split('/').take(3).collect::<Vec<_>>().join("/");
+                (FileIo::with_store(&bucket, Arc::new(store.clone())), store)
+            }
+        }
+    }
+
+    async fn catalog(&self, io: FileIo, env: Arc<dyn Environment>) -> Box<dyn Catalog> {
+        match self {
+            Self::Local(kind, dir) => open(kind, dir.path(), io, env).await,
+            Self::S3(_, warehouse) => Box::new(
+                ObjectStoreCatalog::open_with_env(io, warehouse, env)
+                    .await
+                    .unwrap(),
+            ),
+        }
+    }
+
+    /// The table `db.t` with one append, merging from three manifests on.
+    async fn create(&self) {
+        match self {
+            Self::Local(kind, dir) => create(kind, dir.path()).await,
+            Self::S3(..) => {
+                let catalog = self.catalog(self.io(), Arc::new(SystemEnvironment)).await;
+                let db = NamespaceIdent::parse("db").unwrap();
+                catalog
+                    .create_namespace(&db, BTreeMap::new())
+                    .await
+                    .unwrap();
+                let mut creation = TableCreation::new("", crate::catalog_common::schema());
+                creation
+                    .properties
+                    .insert(MANIFEST_MIN_MERGE_COUNT.into(), "3".into());
+                catalog.create_table(&ident(), creation).await.unwrap();
+            }
+        }
+    }
+}
 
 /// One append of `ids` through a catalog whose store fails operation `n` at `point`; returns
 /// the outcome and how many operations the append made.
 async fn faulty_append(
-    kind: &str,
-    dir: &std::path::Path,
+    backend: &Backend,
     ids: std::ops::Range<i64>,
     fault: Option<(u64, FailPoint)>,
 ) -> (Result<i64, iceberg_append::Error>, u64) {
-    let store = FaultInjectingStore::new(Arc::new(LocalFileSystem::new()));
-    let io = FileIo::with_store("file:///", Arc::new(store.clone()));
+    let (io, store) = backend.faulty_io();
     let env: Arc<dyn Environment> = Arc::new(SystemEnvironment);
-    let catalog = open(kind, dir, io, env.clone()).await;
+    let catalog = backend.catalog(io, env.clone()).await;
     let armed = store.op_count();
     if let Some((n, point)) = fault {
         store.fail_at(n, point);
@@ -62,10 +144,10 @@ async fn faulty_append(
     (outcome, store.op_count() - armed)
 }
 
-async fn sweep(kind: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    create(kind, dir.path()).await;
-    let (first, ops) = faulty_append(kind, dir.path(), 100..102, None).await;
+async fn sweep(backend: Backend) {
+    let kind = backend.name();
+    backend.create().await;
+    let (first, ops) = faulty_append(&backend, 100..102, None).await;
     first.unwrap();
     assert!(ops > 5, "{kind}: an append makes {ops} store operations");
     let mut next_id = 200;
@@ -79,8 +161,10 @@ async fn sweep(kind: &str) {
         ] {
             let ids = next_id..next_id + 2;
             next_id += 2;
-            let (outcome, _) = faulty_append(kind, dir.path(), ids.clone(), Some((n, point))).await;
-            let catalog = fresh(kind, dir.path()).await;
+            let (outcome, _) = faulty_append(&backend, ids.clone(), Some((n, point))).await;
+            let catalog = backend
+                .catalog(backend.io(), Arc::new(SystemEnvironment))
+                .await;
             let table = catalog
                 .load_table(&ident())
                 .await
@@ -122,7 +206,7 @@ async fn sweep(kind: &str) {
         "{kind}: {ops} operations x 3 faults: {landed} landed, {failed} failed, {unknown} unknown"
     );
     assert!(failed > 0, "{kind}: the sweep reached failures");
-    if kind == "object-store" {
+    if kind.starts_with("object-store") {
         // Its swap is a store operation: failed after the store did it (an error, or the
         // "already exists" of a retried create), the append is found by reloading and lands.
         assert!(
@@ -132,14 +216,27 @@ async fn sweep(kind: &str) {
     }
 }
 
+fn local(kind: &'static str) -> Backend {
+    Backend::Local(kind, tempfile::tempdir().unwrap())
+}
+
 #[tokio::test]
 async fn commit_faults_sqlite_at_every_operation() {
-    sweep("sqlite").await;
+    sweep(local("sqlite")).await;
 }
 
 #[tokio::test]
 async fn commit_faults_object_store_at_every_operation() {
-    sweep("object-store").await;
+    sweep(local("object-store")).await;
+}
+
+#[tokio::test]
+async fn commit_faults_object_store_s3_at_every_operation() {
+    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+        return;
+    };
+    moto.create_bucket("faults");
+    sweep(Backend::S3(moto, "s3://faults/wh".into())).await;
 }
 
 /// On S3 (moto): the swap's conditional create is stored, then answered 503; the client
