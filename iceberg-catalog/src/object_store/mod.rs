@@ -6,11 +6,13 @@
 //! base `v<N>` exactly one succeeds, the others get a conflict and retry. Old versions may be
 //! deleted (`write.metadata.delete-after-commit.enabled`, a drop), oldest first, which frees
 //! their names: a commit first checks that its base still exists, and a create that any
-//! version exists, so a stale writer gets a conflict rather than a deleted version's name.
-//! What remains is the moment between that check and the create: a writer whose base is
-//! deleted exactly then can still create the next version. Keep
-//! `write.metadata.previous-versions-max` above the number of concurrent writers, or use a
-//! SQL or REST catalog, where the swap is one atomic compare. This is safe only
+//! version exists, so a stale writer gets a conflict rather than a deleted version's name. A
+//! drop first claims the next version with a marker ([`DROPPED_MARKER`]), so no writer can
+//! commit past it. What remains is the moment between a commit's check and its create when
+//! old versions are deleted after commit: a writer whose (old) base is deleted exactly then
+//! can still create a stale version nobody loads. Keep `write.metadata.previous-versions-max`
+//! above the number of concurrent writers, or use a SQL or REST catalog, where the swap is one
+//! atomic compare. This is safe only
 //! on stores that honour conditional create: local disk, S3 with `If-None-Match` (AWS,
 //! MinIO, moto), GCS and Azure. [`ObjectStoreCatalog::open`] refuses any other scheme, and
 //! any store whose second conditional create of one probe object succeeds (an S3 clone that
@@ -47,6 +49,10 @@ pub const SAFE_SCHEMES: &[&str] = &["file", "memory", "s3", "s3a", "gs", "abfss"
 pub fn version_file_name(version: u32) -> String {
     format!("v{version}.metadata.json")
 }
+
+/// What a drop writes as the next version to claim it: not table metadata, so no reader takes
+/// it for a table.
+pub const DROPPED_MARKER: &[u8] = b"{\"dropped\": true}";
 
 /// `v<N>.gz.metadata.json`, the name Java's `HadoopTableOperations` gives a gzip-compressed
 /// version (`write.metadata.compression-codec=gzip`).
@@ -185,6 +191,13 @@ impl ObjectStoreCatalog {
             .await
         {
             Err(iceberg_append::Error::Io(e)) if e.is_not_found() => Err(not_found()),
+            Err(e @ iceberg_append::Error::Spec(_)) => {
+                // A drop in progress claimed this version with its marker.
+                match self.io.read(&current).await {
+                    Ok(bytes) if bytes.as_ref() == DROPPED_MARKER => Err(not_found()),
+                    _ => Err(e),
+                }
+            }
             other => other,
         }
     }
@@ -426,9 +439,31 @@ impl Catalog for ObjectStoreCatalog {
     }
 
     /// Deletes the table's `metadata/` folder (with `purge`, first every file it reaches).
+    ///
+    /// The drop first claims the next version name with a marker (`put_if_absent`, the same
+    /// compare-and-swap a commit makes), so no writer can commit past it: a writer racing the
+    /// drop gets a conflict, and then finds no table. Only then is anything deleted.
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> iceberg_append::Result<()> {
-        let table = self.load_table(ident).await?;
         let dir = format!("{}/metadata", self.table_location(ident));
+        let table = loop {
+            let table = self.load_table(ident).await?;
+            let version = table
+                .metadata_location
+                .as_deref()
+                .and_then(parse_version)
+                .unwrap_or_default();
+            let marker = format!("{dir}/{}", version_file_name(version + 1));
+            match self
+                .io
+                .put_if_absent(&marker, Bytes::from_static(DROPPED_MARKER))
+                .await
+            {
+                Ok(()) => break table,
+                // A writer committed first: drop what it made, too.
+                Err(e) if e.is_already_exists() => continue,
+                Err(e) => return Err(e.into()),
+            }
+        };
         let mut files = self.io.list(&dir).await?;
         // Version files go first, oldest first, one at a time, before anything is purged: a
         // writer whose base is gone then sees a conflict (see `commit`) instead of creating a

@@ -472,3 +472,45 @@ async fn gzip_versions_written_by_java_are_read_and_respected() {
     assert!(err.is_commit_conflict(), "{err}");
     assert!(!meta_dir.join("v4.metadata.json").exists());
 }
+
+/// A drop claims the next version before deleting anything: a writer racing it (here, on the
+/// base it loaded just before) gets a conflict, a load during the drop finds no table, and
+/// once the drop is done the folder is empty and the table can be created again.
+#[tokio::test]
+async fn a_drop_claims_the_next_version_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path()).await;
+    c.create_namespace(&ns("db"), BTreeMap::new())
+        .await
+        .unwrap();
+    let t = table("db.t");
+    c.create_table(&t, TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    let writer = c.load_table(&t).await.unwrap();
+    // The drop's first step, as another process would have made it.
+    let meta = dir.path().join("db/t/metadata");
+    std::fs::write(meta.join("v2.metadata.json"), DROPPED_MARKER).unwrap();
+    let err = c
+        .commit(
+            &t,
+            writer.metadata_location.as_deref().unwrap(),
+            &writer.metadata,
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_commit_conflict(), "{err}");
+    let err = c.load_table(&t).await.unwrap_err();
+    assert!(
+        err.is_not_found(),
+        "a table being dropped is not loaded: {err}"
+    );
+    std::fs::remove_file(meta.join("v2.metadata.json")).unwrap();
+    // The whole drop.
+    c.drop_table(&t, true).await.unwrap();
+    assert!(std::fs::read_dir(&meta).map_or(true, |mut d| d.next().is_none()));
+    assert!(c.load_table(&t).await.unwrap_err().is_not_found());
+    c.create_table(&t, TableCreation::new("", schema()))
+        .await
+        .unwrap();
+}
