@@ -338,13 +338,24 @@ impl Catalog for ObjectStoreCatalog {
         // deleted oldest first (after a commit, and by a drop), so a base that is gone is
         // stale, and its successor's name may be free again. Refuse before creating it.
         // A Java writer names a compressed version differently: its name must be free too.
+        // And the base must still be this table's: a drop and a create reuse `v1` onwards, and
+        // a writer on the old table's `v<N>` must not commit into the new one (its identity
+        // makes the check a cache hit when this process wrote or read it).
+        let conflict = || iceberg_append::Error::CommitConflict {
+            table: ident.to_string(),
+            expected: Some(base_location.to_string()),
+            found: None,
+        };
         let gz = format!("{location}/metadata/{}", gz_version_file_name(base + 1));
-        if !self.io.exists(base_location).await? || self.io.exists(&gz).await? {
-            return Err(iceberg_append::Error::CommitConflict {
-                table: ident.to_string(),
-                expected: Some(base_location.to_string()),
-                found: None,
-            });
+        let Some(identity) = self.io.identity(base_location).await? else {
+            return Err(conflict());
+        };
+        let current = self
+            .cache
+            .load_table_identified(&self.io, base_location, Some(&identity))
+            .await?;
+        if current.metadata.table_uuid != new_metadata.table_uuid || self.io.exists(&gz).await? {
+            return Err(conflict());
         }
         match self
             .io

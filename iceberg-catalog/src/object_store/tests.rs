@@ -514,3 +514,47 @@ async fn a_drop_claims_the_next_version_first() {
         .await
         .unwrap();
 }
+
+/// A writer that loaded the table before it was dropped and created again commits onto a
+/// `v<N>` of the same name but another table: a conflict, never the old table's metadata
+/// (and its purged files) as the new table's current version.
+#[tokio::test]
+async fn a_writer_on_a_dropped_table_never_commits_into_its_successor() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path()).await;
+    c.create_namespace(&ns("db"), BTreeMap::new())
+        .await
+        .unwrap();
+    let t = table("db.t");
+    c.create_table(&t, TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    let stale = c.load_table(&t).await.unwrap();
+    c.drop_table(&t, true).await.unwrap();
+    let new = c
+        .create_table(&t, TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    assert_eq!(
+        new.metadata_location, stale.metadata_location,
+        "the same v1 path"
+    );
+    let err = c
+        .commit(
+            &t,
+            stale.metadata_location.as_deref().unwrap(),
+            &stale.metadata,
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_commit_conflict(), "{err}");
+    let loaded = c.load_table(&t).await.unwrap();
+    assert_eq!(loaded.metadata.table_uuid, new.metadata.table_uuid);
+    assert!(
+        loaded
+            .metadata_location
+            .as_deref()
+            .unwrap()
+            .ends_with("/v1.metadata.json")
+    );
+}
