@@ -181,21 +181,8 @@ pub async fn commit_append_with_mode(
                 added_records: result.added_records(),
             });
         }
-        if reloaded.metadata.table_uuid != table_uuid {
-            // Dropped and created again since we started: this append belongs to a table that
-            // is gone (Java: "Table UUID does not match").
-            return Err(failed(
-                &io,
-                ident,
-                &pending,
-                &lists,
-                attempt,
-                format!(
-                    "table UUID changed from {table_uuid:?} to {:?}: the table was replaced",
-                    reloaded.metadata.table_uuid
-                ),
-            )
-            .await);
+        if let Err(why) = same_table(&reloaded, table_uuid) {
+            return Err(failed(&io, ident, &pending, &lists, attempt, why).await);
         }
         if !error.is_commit_conflict() {
             // Not there, and not a conflict: the swap failed for good.
@@ -227,16 +214,8 @@ pub async fn commit_append_with_mode(
                 .await);
             }
         };
-        if base.metadata.table_uuid != table_uuid {
-            return Err(failed(
-                &io,
-                ident,
-                &pending,
-                &lists,
-                attempt,
-                "table UUID changed: the table was replaced",
-            )
-            .await);
+        if let Err(why) = same_table(&base, table_uuid) {
+            return Err(failed(&io, ident, &pending, &lists, attempt, why).await);
         }
         attempt += 1;
         result = pending.attempt(&io, &base, attempt, env, cache).await?;
@@ -271,6 +250,22 @@ fn backoff(attempt: u32, min_ms: u64, max_ms: u64, env: &dyn Environment) -> Dur
     let base = exp.min(max_ms.max(min_ms));
     let jitter_unit = u64::from(env.new_uuid().as_bytes()[0]);
     Duration::from_millis(base + base * jitter_unit / 2550)
+}
+
+/// Whether `table` is still the table the append started on: dropped and created again, it
+/// is another table and the append must not land in it (Java: "Table UUID does not match").
+fn same_table(
+    table: &crate::table::Table,
+    table_uuid: Option<uuid::Uuid>,
+) -> std::result::Result<(), String> {
+    if table.metadata.table_uuid == table_uuid {
+        Ok(())
+    } else {
+        Err(format!(
+            "table UUID changed from {table_uuid:?} to {:?}: the table was replaced",
+            table.metadata.table_uuid
+        ))
+    }
 }
 
 /// Attempts to reload the table after an error that left the outcome open: the reload has

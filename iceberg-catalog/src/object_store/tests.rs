@@ -33,6 +33,16 @@ async fn open(dir: &Path) -> ObjectStoreCatalog {
         .unwrap()
 }
 
+/// A data file record of `rows` rows named `name` under `table`'s data folder.
+fn data_file(table: &iceberg_append::Table, name: &str, rows: i64) -> DataFile {
+    DataFile {
+        file_path: format!("{}/data/{name}.parquet", table.metadata.location),
+        record_count: rows,
+        file_size_in_bytes: 10,
+        ..Default::default()
+    }
+}
+
 fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
@@ -181,12 +191,7 @@ async fn load_probes_past_a_stale_hint() {
         .await
         .unwrap();
     let env = DeterministicEnvironment::new(1_700_000_000_000, 1, 10);
-    let file = DataFile {
-        file_path: format!("{}/data/a.parquet", created.metadata.location),
-        record_count: 3,
-        file_size_in_bytes: 10,
-        ..Default::default()
-    };
+    let file = data_file(&created, "a", 3);
     let done = commit_append(&c, &t, vec![file], BTreeMap::new(), &env)
         .await
         .unwrap();
@@ -208,12 +213,7 @@ async fn load_probes_past_a_stale_hint() {
     let more = commit_append(
         &c,
         &t,
-        vec![DataFile {
-            file_path: format!("{}/data/b.parquet", created.metadata.location),
-            record_count: 1,
-            file_size_in_bytes: 10,
-            ..Default::default()
-        }],
+        vec![data_file(&created, "b", 1)],
         BTreeMap::new(),
         &env,
     )
@@ -335,12 +335,7 @@ async fn a_recreated_table_is_loaded_fresh() {
         );
         assert_eq!(loaded.metadata.current_schema().unwrap(), &wider);
         let env = DeterministicEnvironment::new(1_700_000_000_000, 1, 12);
-        let file = DataFile {
-            file_path: format!("{}/data/a.parquet", new.metadata.location),
-            record_count: 1,
-            file_size_in_bytes: 10,
-            ..Default::default()
-        };
+        let file = data_file(&new, "a", 1);
         commit_append(&c, &t, vec![file], BTreeMap::new(), &env)
             .await
             .unwrap();
@@ -370,12 +365,7 @@ async fn deleted_versions_are_never_created_again() {
     let stale = c.load_table(&t).await.unwrap();
     let env = DeterministicEnvironment::new(1_700_000_000_000, 1, 21);
     for i in 0..3 {
-        let file = DataFile {
-            file_path: format!("{}/data/{i}.parquet", created.metadata.location),
-            record_count: 1,
-            file_size_in_bytes: 10,
-            ..Default::default()
-        };
+        let file = data_file(&created, &format!("{i}"), 1);
         commit_append(&c, &t, vec![file], BTreeMap::new(), &env)
             .await
             .unwrap();
@@ -442,12 +432,7 @@ async fn gzip_versions_written_by_java_are_read_and_respected() {
     );
     assert_eq!(loaded.metadata.property("written-by"), Some("java"));
     let env = DeterministicEnvironment::new(1_700_000_000_000, 1, 31);
-    let file = DataFile {
-        file_path: format!("{}/data/a.parquet", created.metadata.location),
-        record_count: 1,
-        file_size_in_bytes: 10,
-        ..Default::default()
-    };
+    let file = data_file(&created, "a", 1);
     let done = commit_append(&c, &t, vec![file], BTreeMap::new(), &env)
         .await
         .unwrap();
