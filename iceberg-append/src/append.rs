@@ -9,15 +9,15 @@ use bytes::Bytes;
 use iceberg_io::FileIo;
 use iceberg_spec::snapshot::MAIN_BRANCH;
 use iceberg_spec::{
-    DataContentType, DataFile, FormatVersion, ManifestEntry, ManifestFile, ManifestStatus,
-    TableMetadata, TableProperties,
+    DataContentType, DataFile, FormatVersion, ManifestEntry, ManifestFile, TableMetadata,
+    TableProperties,
 };
 use uuid::Uuid;
 
 use crate::cache::MetadataCache;
 use crate::env::Environment;
 use crate::error::{Error, Result};
-use crate::manifest::{ManifestContext, decode_manifest, encode_manifests};
+use crate::manifest::{ManifestContext, StatusCounts, decode_manifest, encode_manifests};
 use crate::manifest_list::{ManifestList, encode_manifest_list_onto};
 use crate::merge::{
     MergeClass, MergeStep, Merger, manifest_class, partition_class, plan_merge,
@@ -149,25 +149,8 @@ async fn with_known_counts<'a>(
         }
         let bytes = io.read(&m.manifest_path).await?;
         let entries = decode_manifest(&m.manifest_path, &bytes)?.entries;
-        let mut files = [0i32; 3];
-        let mut records = [0i64; 3];
-        for e in &entries {
-            let i = e.status.code() as usize;
-            files[i] = files[i].saturating_add(1);
-            records[i] = records[i].saturating_add(e.data_file.record_count);
-        }
-        let (a, x, d) = (
-            ManifestStatus::Added.code() as usize,
-            ManifestStatus::Existing.code() as usize,
-            ManifestStatus::Deleted.code() as usize,
-        );
         let mut filled = ManifestFile::clone(m);
-        filled.added_files_count.get_or_insert(files[a]);
-        filled.existing_files_count.get_or_insert(files[x]);
-        filled.deleted_files_count.get_or_insert(files[d]);
-        filled.added_rows_count.get_or_insert(records[a]);
-        filled.existing_rows_count.get_or_insert(records[x]);
-        filled.deleted_rows_count.get_or_insert(records[d]);
+        StatusCounts::of(&entries).fill(&mut filled);
         out.push(Arc::new(filled));
     }
     Ok(Cow::Owned(out))

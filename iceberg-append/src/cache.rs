@@ -94,21 +94,12 @@ impl MetadataCache {
     /// # Errors
     /// When the file cannot be read or is not valid table metadata.
     pub async fn load_table(&self, io: &FileIo, location: &str) -> Result<Table> {
-        if let Some(meta) = lock(&self.metadata).get(location) {
-            return Ok(Table {
-                metadata_location: Some(location.to_string()),
-                metadata: TableMetadata::clone(&meta),
-            });
-        }
-        let table = Table::load(io, location).await?;
-        self.insert_metadata(location, table.metadata.clone());
-        Ok(table)
+        self.load_keyed(io, location, location.to_string()).await
     }
 
     /// As [`MetadataCache::load_table`] for a location that may be reused (the object-store
     /// catalog's `v<N>.metadata.json` after a drop and a new create): cached under the
-    /// object's identity, so a new object at the same path is read afresh. Without an identity
-    /// the file is always read.
+    /// object's identity, so a new object at the same path is read afresh.
     ///
     /// # Errors
     /// As [`MetadataCache::load_table`].
@@ -116,12 +107,14 @@ impl MetadataCache {
         &self,
         io: &FileIo,
         location: &str,
-        identity: Option<&ObjectIdentity>,
+        identity: &ObjectIdentity,
     ) -> Result<Table> {
-        let Some(identity) = identity else {
-            return Table::load(io, location).await;
-        };
-        let key = identified_key(location, identity);
+        self.load_keyed(io, location, identified_key(location, identity))
+            .await
+    }
+
+    /// The table at `location`, parsed once under `key`.
+    async fn load_keyed(&self, io: &FileIo, location: &str, key: String) -> Result<Table> {
         if let Some(meta) = lock(&self.metadata).get(&key) {
             return Ok(Table {
                 metadata_location: Some(location.to_string()),

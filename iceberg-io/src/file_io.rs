@@ -34,6 +34,13 @@ impl ObjectIdentity {
         }
     }
 
+    /// From the metadata a HEAD returns: the entity tag and version, else (a store that gives
+    /// neither) the modification time and size.
+    fn of_meta(meta: object_store::ObjectMeta) -> Self {
+        let fallback = || format!("{}:{}", meta.last_modified.to_rfc3339(), meta.size);
+        Self::of(meta.e_tag.clone(), meta.version.clone()).unwrap_or_else(|| Self(fallback()))
+    }
+
     /// The identity as text (opaque: only equality means anything).
     pub fn as_str(&self) -> &str {
         &self.0
@@ -241,14 +248,14 @@ impl FileIo {
     }
 
     /// The [`ObjectIdentity`] of the object at `path` (one HEAD request): `Ok(None)` when
-    /// there is no object, or the store gives no identity.
+    /// there is no object.
     ///
     /// # Errors
     /// Store errors other than "not found".
     pub async fn identity(&self, path: &str) -> Result<Option<ObjectIdentity>> {
         let (loc, store) = self.resolve(path)?;
         match store.head(&loc.key).await {
-            Ok(meta) => Ok(ObjectIdentity::of(meta.e_tag, meta.version)),
+            Ok(meta) => Ok(Some(ObjectIdentity::of_meta(meta))),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(Error::from_store(path, e)),
         }

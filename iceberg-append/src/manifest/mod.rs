@@ -126,13 +126,8 @@ fn describe(
     snapshot_id: i64,
     entries: &[ManifestEntry],
 ) -> Result<ManifestFile> {
-    let mut counts = [0i32; 3];
-    let mut rows = [0i64; 3];
     let mut min_seq: Option<i64> = None;
     for e in entries {
-        let i = e.status.code() as usize;
-        counts[i] += 1;
-        rows[i] = rows[i].saturating_add(e.data_file.record_count);
         if e.status.is_live()
             && let Some(s) = e.sequence_number
         {
@@ -140,7 +135,7 @@ fn describe(
         }
     }
     let v1 = ctx.version == FormatVersion::V1;
-    Ok(ManifestFile {
+    let mut file = ManifestFile {
         manifest_path: path.to_string(),
         manifest_length: length as i64,
         partition_spec_id: ctx.spec.spec_id(),
@@ -148,16 +143,53 @@ fn describe(
         sequence_number: 0,
         min_sequence_number: if v1 { 0 } else { min_seq.unwrap_or(-1) },
         added_snapshot_id: snapshot_id,
-        added_files_count: Some(counts[ManifestStatus::Added.code() as usize]),
-        existing_files_count: Some(counts[ManifestStatus::Existing.code() as usize]),
-        deleted_files_count: Some(counts[ManifestStatus::Deleted.code() as usize]),
-        added_rows_count: Some(rows[ManifestStatus::Added.code() as usize]),
-        existing_rows_count: Some(rows[ManifestStatus::Existing.code() as usize]),
-        deleted_rows_count: Some(rows[ManifestStatus::Deleted.code() as usize]),
+        added_files_count: None,
+        existing_files_count: None,
+        deleted_files_count: None,
+        added_rows_count: None,
+        existing_rows_count: None,
+        deleted_rows_count: None,
         partitions: Some(partition_summaries(pt, entries)?),
         key_metadata: None,
         first_row_id: None,
-    })
+    };
+    StatusCounts::of(entries).fill(&mut file);
+    Ok(file)
+}
+
+/// Files and rows of manifest entries by status: the counts a manifest-list row records.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StatusCounts {
+    files: [i32; 3],
+    rows: [i64; 3],
+}
+
+impl StatusCounts {
+    /// The counts of `entries`.
+    pub(crate) fn of(entries: &[ManifestEntry]) -> Self {
+        let mut out = Self::default();
+        for e in entries {
+            let i = e.status.code() as usize;
+            out.files[i] = out.files[i].saturating_add(1);
+            out.rows[i] = out.rows[i].saturating_add(e.data_file.record_count);
+        }
+        out
+    }
+
+    /// Sets every count of `m` that is unknown.
+    pub(crate) fn fill(&self, m: &mut ManifestFile) {
+        let (a, x, d) = (
+            ManifestStatus::Added.code() as usize,
+            ManifestStatus::Existing.code() as usize,
+            ManifestStatus::Deleted.code() as usize,
+        );
+        m.added_files_count.get_or_insert(self.files[a]);
+        m.existing_files_count.get_or_insert(self.files[x]);
+        m.deleted_files_count.get_or_insert(self.files[d]);
+        m.added_rows_count.get_or_insert(self.rows[a]);
+        m.existing_rows_count.get_or_insert(self.rows[x]);
+        m.deleted_rows_count.get_or_insert(self.rows[d]);
+    }
 }
 
 /// A decoded manifest: its key-value metadata and entries.

@@ -3,20 +3,21 @@
 //! with a `metadata/version-hint.text` naming `N`.
 //!
 //! A commit creates `v<N+1>.metadata.json` with `put_if_absent`: of concurrent writers on
-//! base `v<N>` exactly one succeeds, the others get a conflict and retry. Old versions may be
-//! deleted (`write.metadata.delete-after-commit.enabled`, a drop), oldest first, which frees
-//! their names: a commit first checks that its base still exists, and a create that any
-//! version exists, so a stale writer gets a conflict rather than a deleted version's name. A
-//! drop first claims the next version with a marker ([`DROPPED_MARKER`]), so no writer can
-//! commit past it. What remains is the moment between a commit's check and its create when
-//! old versions are deleted after commit: a writer whose (old) base is deleted exactly then
-//! can still create a stale version nobody loads. Keep `write.metadata.previous-versions-max`
-//! above the number of concurrent writers, or use a SQL or REST catalog, where the swap is one
-//! atomic compare. This is safe only
+//! base `v<N>` exactly one succeeds, the others get a conflict and retry. This is safe only
 //! on stores that honour conditional create: local disk, S3 with `If-None-Match` (AWS,
 //! MinIO, moto), GCS and Azure. [`ObjectStoreCatalog::open`] refuses any other scheme, and
 //! any store whose second conditional create of one probe object succeeds (an S3 clone that
 //! ignores `If-None-Match`).
+//!
+//! Old versions may be deleted (`write.metadata.delete-after-commit.enabled`, a drop),
+//! oldest first, which frees their names: a commit first checks that its base still exists,
+//! and a create that any version exists, so a stale writer gets a conflict rather than a
+//! deleted version's name. A drop first claims the next version with a marker
+//! ([`DROPPED_MARKER`]), so no writer can commit past it. What remains is the moment
+//! between a commit's check and its create when old versions are deleted after commit: a
+//! writer whose (old) base is deleted exactly then can still create a stale version nobody
+//! loads. Keep `write.metadata.previous-versions-max` above the number of concurrent
+//! writers, or use a SQL or REST catalog, where the swap is one atomic compare.
 //!
 //! Tables map to `<warehouse>/<ns1>/<ns2>/<table>` as in Java's `HadoopCatalog`; namespaces
 //! are the folders above them ([`namespaces`]).
@@ -34,7 +35,7 @@ use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{
     Catalog, Environment, MetadataCache, SystemEnvironment, Table, TableCreation, TableIdent,
 };
-use iceberg_io::FileIo;
+use iceberg_io::{FileIo, ObjectIdentity};
 use iceberg_spec::TableMetadata;
 
 use crate::error::{Error, Result};
@@ -154,40 +155,41 @@ impl ObjectStoreCatalog {
         // A hint naming a version that is gone (deleted after commit, or a hint written late
         // by a slow writer) is no evidence of anything: list instead, as Java's
         // `HadoopTableOperations` falls back to listing.
-        let hinted = match hinted {
-            Some(v) if self.version_file(&dir, v).await?.is_some() => Some(v),
-            _ => None,
-        };
-        let mut version = match hinted {
-            Some(v) => v,
-            None => self
-                .io
-                .list(&dir)
-                .await?
-                .iter()
-                .filter_map(|p| parse_version(p))
-                .max()
-                .ok_or_else(|| iceberg_append::Error::NoSuchTable {
-                    table: location.to_string(),
-                })?,
-        };
-        while self.version_file(&dir, version + 1).await?.is_some() {
-            version += 1;
-        }
-        let current = self
-            .version_file(&dir, version)
-            .await?
-            .unwrap_or_else(|| format!("{dir}/{}", version_file_name(version)));
         let not_found = || iceberg_append::Error::NoSuchTable {
             table: location.to_string(),
         };
-        // The path is reused after a drop and a create: the cache must know which object.
-        let Some(identity) = self.io.identity(&current).await? else {
-            return Err(not_found());
+        let hinted = match hinted {
+            Some(v) => self.version_file(&dir, v).await?.map(|file| (v, file)),
+            None => None,
         };
+        let (mut version, mut file) = match hinted {
+            Some(found) => found,
+            None => {
+                let listed = self
+                    .io
+                    .list(&dir)
+                    .await?
+                    .iter()
+                    .filter_map(|p| parse_version(p))
+                    .max()
+                    .ok_or_else(not_found)?;
+                let file = self
+                    .version_file(&dir, listed)
+                    .await?
+                    .ok_or_else(not_found)?;
+                (listed, file)
+            }
+        };
+        while let Some(next) = self.version_file(&dir, version + 1).await? {
+            version += 1;
+            file = next;
+        }
+        // The path is reused after a drop and a create: the cache knows the object by its
+        // identity, from the same HEAD that found it.
+        let (current, identity) = file;
         match self
             .cache
-            .load_table_identified(&self.io, &current, Some(&identity))
+            .load_table_identified(&self.io, &current, &identity)
             .await
         {
             Err(iceberg_append::Error::Io(e)) if e.is_not_found() => Err(not_found()),
@@ -249,16 +251,17 @@ impl ObjectStoreCatalog {
         })
     }
 
-    /// The metadata file of `version` in `dir`, plain or gzip-compressed, if one exists.
+    /// The metadata file of `version` in `dir`, plain or gzip-compressed, with its identity,
+    /// if one exists.
     async fn version_file(
         &self,
         dir: &str,
         version: u32,
-    ) -> iceberg_append::Result<Option<String>> {
+    ) -> iceberg_append::Result<Option<(String, ObjectIdentity)>> {
         for name in [version_file_name(version), gz_version_file_name(version)] {
             let path = format!("{dir}/{name}");
-            if self.io.exists(&path).await? {
-                return Ok(Some(path));
+            if let Some(identity) = self.io.identity(&path).await? {
+                return Ok(Some((path, identity)));
             }
         }
         Ok(None)
@@ -352,7 +355,7 @@ impl Catalog for ObjectStoreCatalog {
         };
         let current = self
             .cache
-            .load_table_identified(&self.io, base_location, Some(&identity))
+            .load_table_identified(&self.io, base_location, &identity)
             .await?;
         if current.metadata.table_uuid != new_metadata.table_uuid || self.io.exists(&gz).await? {
             return Err(conflict());

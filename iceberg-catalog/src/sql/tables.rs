@@ -160,16 +160,8 @@ impl Catalog for SqlCatalog {
         ];
         match swap(&self.pool, sql, &binds).await {
             Ok(1) => Ok(new_location),
-            Ok(_) => {
-                let _ = self.io.delete(&new_location).await;
-                Err(Error::CommitConflict {
-                    table: ident.to_string(),
-                    expected: Some(base_location.to_string()),
-                    found: self.metadata_location(ident).await.ok().flatten(),
-                })
-            }
-            // Another transaction had the row: reload and re-plan, as for a conflict.
-            Err(SwapError::Retryable) => {
+            // The pointer moved, or another transaction had the row: reload and re-plan.
+            Ok(_) | Err(SwapError::Retryable) => {
                 let _ = self.io.delete(&new_location).await;
                 Err(Error::CommitConflict {
                     table: ident.to_string(),

@@ -14,6 +14,8 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Fields};
 
+use iceberg_spec::datum::uuid_order::uuid_sign_class;
+
 use crate::to_arrow::field_id_of;
 
 /// NaN count and NaN-free min/max of one float or double column (f32 values held exactly).
@@ -46,7 +48,7 @@ impl FloatStats {
 /// uuid columns (see `writer::file::writer_properties`), so all of them come from here.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct UuidStats {
-    /// Which top bits of bytes 0 and 8 the values have shown.
+    /// The sign classes the values have shown, one bit each.
     seen: u8,
     /// Null values (a null parent struct included, as Parquet counts them).
     pub(crate) nulls: i64,
@@ -61,9 +63,7 @@ impl UuidStats {
         let Ok(v) = <[u8; 16]>::try_from(bytes) else {
             return;
         };
-        let b0 = if v[0] & 0x80 != 0 { 1 } else { 2 };
-        let b8 = if v[8] & 0x80 != 0 { 4 } else { 8 };
-        self.seen |= b0 | b8;
+        self.seen |= 1 << uuid_sign_class(&uuid::Uuid::from_bytes(v));
         if self.min.is_none_or(|m| v < m) {
             self.min = Some(v);
         }
@@ -72,10 +72,11 @@ impl UuidStats {
         }
     }
 
-    /// True when every value shares the top bit of byte 0 and of byte 8, so Java's
-    /// signed-long order and the unsigned byte order agree on this column's bounds.
+    /// True when every value is of one sign class (it shares the top bit of byte 0 and of
+    /// byte 8), so Java's signed-long order and the unsigned byte order agree on this
+    /// column's bounds.
     pub(crate) fn orders_agree(self) -> bool {
-        self.seen & 3 != 3 && self.seen & 12 != 12
+        self.seen.count_ones() <= 1
     }
 }
 
