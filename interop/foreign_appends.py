@@ -145,7 +145,7 @@ def append(cli: Path, catalog: list[str], table: str, data: Path, mode: str) -> 
 def snapshots(meta: table_meta.TableMeta, ours: dict[int, list[dict]]) -> list[dict]:
     """The metadata's snapshots; for ours (snapshot id -> its added files, decoded with fastavro),
     what an append onto the parent must say."""
-    doc = json.loads(Path(meta.path).read_text())
+    doc = table_meta.read_metadata(meta.path)
     by_id = {s["snapshot-id"]: s for s in doc.get("snapshots", [])}
     out = []
     for s in doc.get("snapshots", []):
@@ -176,7 +176,7 @@ def _our_snapshot(s: dict, by_id: dict, added: list[dict], version: int) -> dict
 
 def _added_files(meta: table_meta.TableMeta) -> list[dict]:
     """Files of the current snapshot that it added (their path was not live in the parent)."""
-    doc = json.loads(Path(meta.path).read_text())
+    doc = table_meta.read_metadata(meta.path)
     current = next(s for s in doc["snapshots"] if s["snapshot-id"] == doc["current-snapshot-id"])
     before = {f["path"] for f in manifest_files.live_files(meta, current.get("parent-snapshot-id"))}
     return [f for f in manifest_files.live_files(meta) if f["path"] not in before]
@@ -237,7 +237,7 @@ def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list
                     print(f"foreign_appends.py: {e}", file=sys.stderr)
                     break
                 after = table_meta.load(path)
-                doc = json.loads(Path(path).read_text())
+                doc = table_meta.read_metadata(path)
                 ours[doc["current-snapshot-id"]] = _added_files(after)
                 states.append((f"{name}+{'+'.join(modes[:i + 1])}", path))
                 expected[states[-1][0]] = expected_state(after, rows, flt, ours)

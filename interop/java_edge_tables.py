@@ -21,6 +21,8 @@ that our second merge also folds a manifest our first one wrote). Every table ha
                     bucket(4, u2), uuids in all four sign classes (top bits of bytes 0 and 8)
   java_v2_uuid_days days(ts) with uuid columns u, v outside the spec: our appended files mix
                     sign classes in one file (Parquet stats); Java's files hold one class each
+  java_v2_gzip      write.metadata.compression-codec=gzip: Java's versions are
+                    v<N>.gz.metadata.json, which our object-store catalog reads and commits past
 """
 
 # uuids by sign class (top bit of byte 0, top bit of byte 8): unsigned bytes and Java 1.10's
@@ -187,6 +189,19 @@ def v2_uuid_days(spark) -> dict:
     return {"name": "java_v2_uuid_days", "appends": MERGE_TWICE, "filters": _uuid_filters(["u", "v"])}
 
 
+def v2_gzip(spark) -> dict:
+    # Java writes v<N>.gz.metadata.json: our object-store catalog must find, read and commit
+    # past them, and take their names as taken
+    sql = spark.sql
+    sql("""CREATE TABLE x.db.java_v2_gzip (id BIGINT, name STRING) USING iceberg PARTITIONED BY (name)
+           TBLPROPERTIES ('format-version'='2', 'write.metadata.compression-codec'='gzip',
+                          'commit.manifest.min-count-to-merge'='2')""")
+    sql("INSERT INTO x.db.java_v2_gzip VALUES (1, 'a'), (2, 'b')")
+    sql("INSERT INTO x.db.java_v2_gzip VALUES (3, 'a'), (4, NULL)")
+    return {"name": "java_v2_gzip", "appends": MERGE_TWICE, "filters": {
+        "name_eq_a": {"op": "=", "col": "name", "value": "a"}}}
+
+
 TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v1_upgraded),
           ("java_v2_names", v2_names), ("java_v2_names_unicode", v2_names_unicode),
-          ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days))
+          ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days), ("java_v2_gzip", v2_gzip))

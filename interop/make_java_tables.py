@@ -112,7 +112,8 @@ def v3(sql) -> dict:
 
 def current_metadata(table_dir: Path) -> str:
     version = (table_dir / "metadata" / "version-hint.text").read_text().strip()
-    return str(table_dir / "metadata" / f"v{version}.metadata.json")
+    gz = table_dir / "metadata" / f"v{version}.gz.metadata.json"  # write.metadata.compression-codec=gzip
+    return str(gz if gz.exists() else table_dir / "metadata" / f"v{version}.metadata.json")
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ import fastavro
 
 from canon import unscaled
 from stats import canon_file
-from table_meta import TableMeta, strip_scheme
+from table_meta import TableMeta, read_metadata, strip_scheme
 
 DELETED = 2  # manifest entry status
 
@@ -40,7 +40,7 @@ def _partition_value(v: Any, t: Any) -> Any:
 
 def live_files(meta: TableMeta, snapshot_id: int | None = None) -> list[dict]:
     """Canonical FILE records (FORMAT.md) of every live data and delete file of the snapshot."""
-    doc = json.loads(Path(strip_scheme(meta.path)).read_text())
+    doc = read_metadata(meta.path)
     snapshot_id = doc.get("current-snapshot-id") if snapshot_id is None else snapshot_id
     snap = next((s for s in doc.get("snapshots", []) if s["snapshot-id"] == snapshot_id), None)
     if snap is None:

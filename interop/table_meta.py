@@ -4,6 +4,7 @@ This is read directly (plain JSON) so that every reader's output is canonicalise
 it is not itself one of the readers under test.
 """
 
+import gzip
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,8 +70,14 @@ def _result_type(transform: str, source: Any) -> Any:
     return "int"  # bucket, year, month, hour
 
 
+def read_metadata(path: str) -> dict:
+    """A metadata.json document; gzip-compressed ones (Java's `*.gz.metadata.json`) too."""
+    raw = Path(strip_scheme(path)).read_bytes()
+    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+
+
 def load(path: str) -> TableMeta:
-    m = json.loads(Path(strip_scheme(path)).read_text())
+    m = read_metadata(path)
     schemas = m.get("schemas") or [m["schema"]]
     current_id = m.get("current-schema-id", schemas[-1].get("schema-id"))
     current = next((s for s in schemas if s.get("schema-id") == current_id), schemas[-1])

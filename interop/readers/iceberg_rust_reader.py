@@ -31,7 +31,7 @@ from canon import arrow_rows, canon, canon_row, sort_rows, unscaled  # noqa: E40
 from filters import SqlLogic, walk  # noqa: E402
 from readers import attempt  # noqa: E402
 from stats import canon_file, sort_files  # noqa: E402
-from table_meta import TableMeta, strip_scheme  # noqa: E402
+from table_meta import TableMeta, read_metadata, strip_scheme  # noqa: E402
 
 NAME = "iceberg_rust"
 DELETED = 2  # manifest entry status
@@ -138,7 +138,7 @@ def _partition_value(v, typ):
 
 
 def _files(meta: TableMeta) -> list[dict]:
-    doc = json.loads(Path(strip_scheme(meta.path)).read_text())
+    doc = read_metadata(meta.path)
     current = doc.get("current-snapshot-id")
     snap = next((s for s in doc.get("snapshots", []) if s["snapshot-id"] == current), None)
     if snap is None:
