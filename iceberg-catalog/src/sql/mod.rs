@@ -296,3 +296,6 @@ mod tests {
 
 #[cfg(all(test, feature = "sqlite"))]
 mod catalog_tests;
+
+#[cfg(all(test, feature = "postgres"))]
+mod postgres_tests;

@@ -1,7 +1,7 @@
 //! Golden output of an append under a fixed environment: the metadata JSON byte for byte,
 //! manifests and manifest lists after decoding (Avro compared as records).
 //!
-//! Regenerate with `UPDATE_GOLDEN=1 cargo test -p iceberg-append --test golden`.
+//! Regenerate with `UPDATE_GOLDEN=1 cargo test -p iceberg-append --test it golden`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 

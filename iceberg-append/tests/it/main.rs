@@ -1,0 +1,10 @@
+//! The crate's integration tests, one binary (each binary links the whole dependency tree):
+//! append laws, commit outcomes, golden output, the manifest codec, shared tables and sorted
+//! writes.
+
+mod append_laws;
+mod commit_outcomes;
+mod golden;
+mod manifest_codec;
+mod shared_tables;
+mod write_sorted;
