@@ -11,9 +11,13 @@
 //! id: found means success (an earlier answer was lost, or a store that retried a conditional
 //! create called our own write a conflict); a failed reload means the outcome is unknown
 //! ([`Error::CommitStateUnknown`], nothing deleted); absent means a conflict to retry, or a
-//! failure. Every retry also checks that the table is still the same table (its UUID), as
-//! Java's `SnapshotProducer` does. A retry plans the same snapshot id and manifests onto the
-//! new base with a new manifest list.
+//! failure. A catalog that itself cannot tell (a connection lost after the swap was sent) is
+//! reconciled the same way, as Java's `checkCommitStatus` does: absent, it is retried; but a
+//! late swap may still arrive, so from then on the commit never reports a definite failure
+//! nor deletes anything: if it gives up, its outcome is unknown. Every retry also checks
+//! that the table is still the same table (its UUID), as Java's `SnapshotProducer` does. A
+//! retry plans the same snapshot id and manifests onto the new base with a new manifest list
+//! (so a late swap of an earlier attempt and a later attempt can never both land).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -118,6 +122,9 @@ pub async fn commit_append_with_mode(
             .collect()
     };
     let table_uuid = base.metadata.table_uuid;
+    // Why an earlier attempt's swap may still land (its catalog could not tell): once set, a
+    // failure is reported as unknown and nothing is deleted.
+    let mut uncertain: Option<String> = None;
     loop {
         let base_location = base.metadata_location.clone().unwrap_or_default();
         let swap = catalog
@@ -147,9 +154,8 @@ pub async fn commit_append_with_mode(
             }
             // Said before anything was sent: nothing can have landed.
             Err(e) if e.is_pre_request_refusal() => {
-                return Err(failed(&io, ident, &pending, &lists, attempt, e.to_string()).await);
+                return Err(give_up(&io, ident, &pending, &lists, attempt, e, &uncertain).await);
             }
-            Err(e) if e.is_commit_state_unknown() => return Err(e),
             Err(e) => e,
         };
         // A conflict may be our own landed write (a store that retried a conditional create
@@ -182,14 +188,20 @@ pub async fn commit_append_with_mode(
             });
         }
         if let Err(why) = same_table(&reloaded, table_uuid) {
-            return Err(failed(&io, ident, &pending, &lists, attempt, why).await);
+            return Err(give_up(&io, ident, &pending, &lists, attempt, why, &uncertain).await);
         }
-        if !error.is_commit_conflict() {
+        if error.is_commit_state_unknown() {
+            // Not there yet: try again, but never again call this commit failed for sure.
+            uncertain = Some(error.to_string());
+        } else if !error.is_commit_conflict() {
             // Not there, and not a conflict: the swap failed for good.
-            return Err(failed(&io, ident, &pending, &lists, attempt, error.to_string()).await);
+            return Err(give_up(&io, ident, &pending, &lists, attempt, error, &uncertain).await);
         }
         let out_of_time = started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
         if attempt > retry.num_retries || out_of_time {
+            if let Some(why) = uncertain {
+                return Err(unknown(ident, &pending, &error, &why));
+            }
             cleanup(&io, written(&pending, &lists, &[])).await;
             return Err(Error::RetriesExhausted {
                 table: ident.to_string(),
@@ -203,19 +215,12 @@ pub async fn commit_append_with_mode(
             Ok(table) => table,
             Err(reload) => {
                 // Our snapshot was not there a moment ago and nothing since was ours.
-                return Err(failed(
-                    &io,
-                    ident,
-                    &pending,
-                    &lists,
-                    attempt,
-                    format!("reloading the table for a retry failed: {reload}"),
-                )
-                .await);
+                let why = format!("reloading the table for a retry failed: {reload}");
+                return Err(give_up(&io, ident, &pending, &lists, attempt, why, &uncertain).await);
             }
         };
         if let Err(why) = same_table(&base, table_uuid) {
-            return Err(failed(&io, ident, &pending, &lists, attempt, why).await);
+            return Err(give_up(&io, ident, &pending, &lists, attempt, why, &uncertain).await);
         }
         attempt += 1;
         result = pending.attempt(&io, &base, attempt, env, cache).await?;
@@ -292,6 +297,39 @@ async fn reload(
                 attempt += 1;
             }
         }
+    }
+}
+
+/// The error of a commit that stops trying: a definite failure after deleting everything it
+/// wrote ([`failed`]), or, when an earlier attempt's outcome is `uncertain`, an unknown
+/// outcome with nothing deleted.
+async fn give_up(
+    io: &iceberg_io::FileIo,
+    ident: &TableIdent,
+    pending: &PendingAppend,
+    lists: &[String],
+    attempts: u32,
+    reason: impl std::fmt::Display,
+    uncertain: &Option<String>,
+) -> Error {
+    match uncertain {
+        Some(why) => unknown(ident, pending, &reason, why),
+        None => failed(io, ident, pending, lists, attempts, reason).await,
+    }
+}
+
+/// The unknown outcome of a commit that stopped on `reason` after an attempt whose swap may
+/// still land (`why`).
+fn unknown(
+    ident: &TableIdent,
+    pending: &PendingAppend,
+    reason: &dyn std::fmt::Display,
+    why: &str,
+) -> Error {
+    Error::CommitStateUnknown {
+        table: ident.to_string(),
+        snapshot_id: Some(pending.snapshot_id),
+        reason: format!("{reason}; an earlier attempt may still land: {why}"),
     }
 }
 

@@ -1,4 +1,5 @@
-//! A commit whose pointer swap lands but whose answer is lost never lands twice.
+//! A commit whose pointer swap lands but whose answer is lost (reported as a conflict, or as
+//! an unknown outcome) lands once and is reported as landed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -113,17 +114,17 @@ async fn catalog_lost_answer_reported_as_conflict_lands_once() {
 }
 
 #[tokio::test]
-async fn catalog_lost_answer_reported_as_unknown_keeps_the_files() {
+async fn catalog_lost_answer_reported_as_unknown_is_found_by_reloading() {
     let dir = tempfile::tempdir().unwrap();
     let (catalog, ident, table) = setup(dir.path(), false).await;
     let env = DeterministicEnvironment::new(1_700_000_000_000, 1, 79);
-    let err = commit_append(&catalog, &ident, vec![file(&table)], BTreeMap::new(), &env)
+    let done = commit_append(&catalog, &ident, vec![file(&table)], BTreeMap::new(), &env)
         .await
-        .unwrap_err();
-    assert!(err.is_commit_state_unknown(), "{err}");
-    // It did land, once, and nothing it points at was deleted.
+        .unwrap();
+    // It landed, once, is reported as landed, and nothing it points at was deleted.
     let after = catalog.load_table(&ident).await.unwrap();
     assert_eq!(after.metadata.snapshots.len(), 1);
+    assert_eq!(after.metadata.current_snapshot_id, Some(done.snapshot_id));
     let snapshot = after.metadata.current_snapshot().unwrap();
     let list = snapshot.manifest_list.clone().unwrap();
     assert!(catalog.io().exists(&list).await.unwrap());
@@ -133,7 +134,7 @@ async fn catalog_lost_answer_reported_as_unknown_keeps_the_files() {
     for m in manifests {
         assert!(catalog.io().exists(&m.manifest_path).await.unwrap());
     }
-    // A fresh append after an unknown outcome goes on from the landed snapshot.
+    // The next append goes on from the landed snapshot.
     let mut second = file(&table);
     second.file_path = second.file_path.replace("a.parquet", "b.parquet");
     commit_append(&catalog, &ident, vec![second], BTreeMap::new(), &env)

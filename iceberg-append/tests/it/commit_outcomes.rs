@@ -29,6 +29,10 @@ enum Fault {
     ConflictThenReloadsFail,
     /// The table is dropped and created again, then the swap conflicts.
     ReplacedThenConflict,
+    /// The swap lands, then the catalog says it cannot tell (a connection lost after send).
+    LandedThenUnknown,
+    /// The catalog cannot tell, and the swap did not land.
+    UnknownNotLanded,
 }
 
 #[derive(Debug)]
@@ -65,6 +69,11 @@ impl Catalog for Faulty {
             expected: Some(base.to_string()),
             found: None,
         };
+        let unknown = || Error::CommitStateUnknown {
+            table: ident.to_string(),
+            snapshot_id: new.current_snapshot_id,
+            reason: "injected: the connection dropped after the swap was sent".into(),
+        };
         match self.fault {
             Fault::LandedThenConflict => {
                 self.inner.commit(ident, base, new).await?;
@@ -78,6 +87,11 @@ impl Catalog for Faulty {
                 }))
             }
             Fault::ConflictThenReloadsFail => Err(conflict()),
+            Fault::LandedThenUnknown => {
+                self.inner.commit(ident, base, new).await?;
+                Err(unknown())
+            }
+            Fault::UnknownNotLanded => Err(unknown()),
             Fault::ReplacedThenConflict => {
                 self.inner.drop_table(ident, false).await?;
                 self.inner.create_table(ident, creation(0)).await?;
@@ -160,7 +174,11 @@ async fn all_listed_files_exist(catalog: &dyn Catalog, ident: &TableIdent) {
 /// delete the current snapshot's manifests: it is success, and nothing is deleted.
 #[tokio::test]
 async fn our_landed_write_reported_as_conflict_is_success() {
-    for fault in [Fault::LandedThenConflict, Fault::LandedThenIoError] {
+    for fault in [
+        Fault::LandedThenConflict,
+        Fault::LandedThenIoError,
+        Fault::LandedThenUnknown,
+    ] {
         for retries in [0, 2] {
             let (catalog, ident, env) = setup(fault, retries).await;
             let done = commit_append(
@@ -178,6 +196,59 @@ async fn our_landed_write_reported_as_conflict_is_success() {
             all_listed_files_exist(&catalog, &ident).await;
         }
     }
+}
+
+/// A catalog that cannot tell whether its swap landed is reconciled by reloading: absent,
+/// the commit is retried and lands once.
+#[tokio::test]
+async fn an_unknown_swap_found_absent_is_retried() {
+    let (catalog, ident, env) = setup(Fault::UnknownNotLanded, 2).await;
+    let done = commit_append(
+        &catalog,
+        &ident,
+        vec![file("second")],
+        BTreeMap::new(),
+        env.as_ref(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.attempts, 2);
+    let table = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(table.metadata.current_snapshot_id, Some(done.snapshot_id));
+    assert_eq!(table.metadata.snapshots.len(), 2, "landed once");
+    all_listed_files_exist(&catalog, &ident).await;
+}
+
+/// With no retry left, an unknown swap found absent stays unknown (a late swap may still
+/// arrive): nothing the commit wrote is deleted.
+#[tokio::test]
+async fn an_unknown_swap_without_retries_stays_unknown_and_deletes_nothing() {
+    let (catalog, ident, env) = setup(Fault::UnknownNotLanded, 0).await;
+    let before = catalog
+        .io()
+        .list("memory://wh/db/t/metadata")
+        .await
+        .unwrap();
+    let err = commit_append(
+        &catalog,
+        &ident,
+        vec![file("second")],
+        BTreeMap::new(),
+        env.as_ref(),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is_commit_state_unknown(), "{err}");
+    let after = catalog
+        .io()
+        .list("memory://wh/db/t/metadata")
+        .await
+        .unwrap();
+    let new: Vec<&String> = after.iter().filter(|p| !before.contains(p)).collect();
+    assert!(
+        new.iter().any(|p| p.contains("/snap-")) && new.iter().any(|p| p.ends_with("-m0.avro")),
+        "the manifest and manifest list written stay: {new:?}"
+    );
 }
 
 /// A conflict whose reload fails is an unknown outcome: nothing this commit wrote is deleted.

@@ -12,8 +12,7 @@ use std::collections::BTreeMap;
 
 use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, TableCreation, TableIdent, commit_append,
-    read_manifest_list,
+    Catalog, DeterministicEnvironment, TableCreation, TableIdent, commit_append, read_manifest_list,
 };
 use iceberg_spec::properties::{COMMIT_MAX_RETRY_WAIT_MS, COMMIT_MIN_RETRY_WAIT_MS};
 use iceberg_spec::{DataFile, NestedField, PrimitiveType, Schema};
@@ -106,10 +105,13 @@ fn ident() -> TableIdent {
 /// A table whose commits retry quickly.
 async fn create(c: &SqlCatalog) -> iceberg_append::Table {
     let mut creation = TableCreation::new("", schema());
-    creation.properties = [(COMMIT_MIN_RETRY_WAIT_MS, "1"), (COMMIT_MAX_RETRY_WAIT_MS, "5")]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    creation.properties = [
+        (COMMIT_MIN_RETRY_WAIT_MS, "1"),
+        (COMMIT_MAX_RETRY_WAIT_MS, "5"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
     c.create_table(&ident(), creation).await.unwrap()
 }
 
@@ -139,7 +141,12 @@ async fn assert_landed_whole(c: &SqlCatalog, snapshot_id: i64) {
             .await
             .unwrap()
     );
-    let list = table.metadata.current_snapshot().unwrap().manifest_list.clone();
+    let list = table
+        .metadata
+        .current_snapshot()
+        .unwrap()
+        .manifest_list
+        .clone();
     let manifests = read_manifest_list(c.io(), list.as_deref()).await.unwrap();
     assert!(!manifests.is_empty());
     for m in manifests {
