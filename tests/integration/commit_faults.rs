@@ -144,6 +144,65 @@ async fn faulty_append(
     (outcome, store.op_count() - armed)
 }
 
+/// How an append under a fault ended, as [`check_outcome`] verified it.
+enum Outcome {
+    Landed,
+    Failed,
+    Unknown,
+}
+
+/// Checks the table after an append of `ids` that ended in `outcome`: it loads, everything its
+/// current snapshot reaches exists, no snapshot in `committed` is gone, and the outcome is
+/// true (`Ok`: its snapshot is current and its rows are there; a definite failure: its rows
+/// are not). Updates `committed` to the table's snapshots.
+async fn check_outcome(
+    backend: &Backend,
+    label: &str,
+    outcome: Result<i64, iceberg_append::Error>,
+    ids: std::ops::Range<i64>,
+    committed: &mut BTreeSet<i64>,
+) -> Outcome {
+    let kind = backend.name();
+    let catalog = backend
+        .catalog(backend.io(), Arc::new(SystemEnvironment))
+        .await;
+    let table = catalog
+        .load_table(&ident())
+        .await
+        .unwrap_or_else(|e| panic!("{kind}: {label}: the table must load: {e}"));
+    let held = check_table(&table, catalog.io()).await;
+    let snapshots: BTreeSet<i64> = table
+        .metadata
+        .snapshots
+        .iter()
+        .map(|s| s.snapshot_id)
+        .collect();
+    assert!(
+        committed.is_subset(&snapshots),
+        "{kind}: {label}: a committed snapshot disappeared"
+    );
+    *committed = snapshots;
+    match outcome {
+        Ok(id) => {
+            assert_eq!(
+                table.metadata.current_snapshot_id,
+                Some(id),
+                "{kind}: {label}"
+            );
+            assert!(ids.clone().all(|i| held.contains(&i)), "{kind}: {label}");
+            Outcome::Landed
+        }
+        Err(e) if e.is_commit_state_unknown() => Outcome::Unknown,
+        Err(e) => {
+            assert!(
+                ids.clone().all(|i| !held.contains(&i)),
+                "{kind}: {label}: failed ({e}) but its rows are in the table"
+            );
+            Outcome::Failed
+        }
+    }
+}
+
 async fn sweep(backend: Backend) {
     let kind = backend.name();
     backend.create().await;
@@ -162,44 +221,19 @@ async fn sweep(backend: Backend) {
             let ids = next_id..next_id + 2;
             next_id += 2;
             let (outcome, _) = faulty_append(&backend, ids.clone(), Some((n, point))).await;
-            let catalog = backend
-                .catalog(backend.io(), Arc::new(SystemEnvironment))
-                .await;
-            let table = catalog
-                .load_table(&ident())
-                .await
-                .unwrap_or_else(|e| panic!("{kind}: op {n} {point:?}: the table must load: {e}"));
-            let held = check_table(&table, catalog.io()).await;
-            let snapshots: BTreeSet<i64> = table
-                .metadata
-                .snapshots
-                .iter()
-                .map(|s| s.snapshot_id)
-                .collect();
-            assert!(
-                committed.is_subset(&snapshots),
-                "{kind}: op {n} {point:?}: a committed snapshot disappeared"
-            );
-            match outcome {
-                Ok(id) => {
-                    landed += 1;
-                    assert_eq!(
-                        table.metadata.current_snapshot_id,
-                        Some(id),
-                        "{kind}: op {n} {point:?}"
-                    );
-                    assert!(ids.clone().all(|i| held.contains(&i)));
-                }
-                Err(e) if e.is_commit_state_unknown() => unknown += 1,
-                Err(e) => {
-                    failed += 1;
-                    assert!(
-                        ids.clone().all(|i| !held.contains(&i)),
-                        "{kind}: op {n} {point:?}: failed ({e}) but its rows are in the table"
-                    );
-                }
+            match check_outcome(
+                &backend,
+                &format!("op {n} {point:?}"),
+                outcome,
+                ids,
+                &mut committed,
+            )
+            .await
+            {
+                Outcome::Landed => landed += 1,
+                Outcome::Failed => failed += 1,
+                Outcome::Unknown => unknown += 1,
             }
-            committed = snapshots;
         }
     }
     eprintln!(
@@ -275,4 +309,90 @@ async fn s3_swap_stored_then_503_is_our_own_write() {
     assert_eq!(table.metadata.current_snapshot_id, Some(done.snapshot_id));
     let held = check_table(&table, iceberg_append::Catalog::io(&catalog)).await;
     assert_eq!(held, (0..3).collect());
+}
+
+/// On S3 (moto), each write of an append in turn is stored and then its answer is lost: a 503
+/// (which the client retries) or a connection closed with no answer. Every outcome is true
+/// and the table stays whole.
+#[tokio::test]
+async fn s3_lost_answers_at_each_write_of_an_append() {
+    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+        return;
+    };
+    moto.create_bucket("answers");
+    let backend = Backend::S3(moto, "s3://answers/wh".into());
+    backend.create().await;
+    let Backend::S3(moto, _) = &backend else {
+        unreachable!()
+    };
+    let mut committed = BTreeSet::new();
+    let mut next_id = 0;
+    let mut landed = 0;
+    for mode in ["503", "drop"] {
+        for fragment in [
+            "/data/",
+            "-m0.avro",
+            "/snap-",
+            ".metadata.json",
+            "version-hint.text",
+        ] {
+            if mode == "503" {
+                moto.store_then_503(fragment, 1);
+            } else {
+                moto.store_then_drop(fragment, 1);
+            }
+            let ids = next_id..next_id + 2;
+            next_id += 2;
+            let (outcome, _) = faulty_append(&backend, ids.clone(), None).await;
+            let label = format!("{mode} at {fragment}");
+            eprintln!("{label}: {:?}", outcome.as_ref().map_err(ToString::to_string));
+            assert_eq!(moto.faults_pending(), 0, "{label}: the fault fired");
+            if let Outcome::Landed =
+                check_outcome(&backend, &label, outcome, ids, &mut committed).await
+            {
+                landed += 1;
+            }
+        }
+    }
+    // A lost answer to a write that was stored costs nothing: every append lands (the swap's
+    // by being found on reload).
+    assert_eq!(landed, 10);
+}
+
+/// On S3 (moto): a writer whose swap is slow is overtaken by another; its conditional create
+/// then finds the version taken, it reloads, re-plans onto the other's snapshot and lands.
+#[tokio::test]
+async fn s3_slow_swap_is_overtaken_and_retried() {
+    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+        return;
+    };
+    moto.create_bucket("slow");
+    let backend = Backend::S3(moto, "s3://slow/wh".into());
+    backend.create().await;
+    let Backend::S3(moto, _) = &backend else {
+        unreachable!()
+    };
+    moto.delay(".metadata.json", 1, std::time::Duration::from_millis(1500));
+    let slow = faulty_append(&backend, 0..2, None);
+    let fast = async {
+        // Only once the slow swap is held at the server.
+        while moto.faults_pending() > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        faulty_append(&backend, 2..4, None).await
+    };
+    let ((slow, _), (fast, _)) = tokio::join!(slow, fast);
+    let (slow, fast) = (slow.unwrap(), fast.unwrap());
+    let catalog = backend
+        .catalog(backend.io(), Arc::new(SystemEnvironment))
+        .await;
+    let table = catalog.load_table(&ident()).await.unwrap();
+    assert_eq!(table.metadata.current_snapshot_id, Some(slow));
+    let head = table.metadata.snapshot_by_id(slow).unwrap();
+    assert_eq!(
+        head.parent_snapshot_id,
+        Some(fast),
+        "re-planned onto the fast one"
+    );
+    assert_eq!(check_table(&table, catalog.io()).await, (0..4).collect());
 }

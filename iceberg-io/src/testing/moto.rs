@@ -128,12 +128,31 @@ impl MotoServer {
     /// Makes the next `count` PUTs whose path contains `fragment` store their object and then
     /// answer 503, as a server that failed after the write landed (clients retry them).
     pub fn store_then_503(&self, fragment: &str, count: u32) {
+        self.arm("store-then-503", fragment, count);
+    }
+
+    /// Makes the next `count` PUTs whose path contains `fragment` store their object and then
+    /// close the connection with no answer.
+    pub fn store_then_drop(&self, fragment: &str, count: u32) {
+        self.arm("store-then-drop", fragment, count);
+    }
+
+    /// Makes the next `count` PUTs whose path contains `fragment` wait `delay` before moto
+    /// sees them.
+    pub fn delay(&self, fragment: &str, count: u32, delay: Duration) {
+        self.arm(&format!("delay-{}", delay.as_millis()), fragment, count);
+    }
+
+    /// How many requests armed by the fault methods have not arrived yet.
+    pub fn faults_pending(&self) -> u32 {
+        let response = self.request("GET", "/__faults__").unwrap();
+        let body = response.rsplit("\r\n\r\n").next().unwrap_or_default();
+        body.trim().parse().unwrap_or_else(|_| panic!("{response}"))
+    }
+
+    fn arm(&self, mode: &str, fragment: &str, count: u32) {
         let response = self
-            .request_with_body(
-                "POST",
-                &format!("/__faults__/store-then-503/{count}"),
-                fragment,
-            )
+            .request_with_body("POST", &format!("/__faults__/{mode}/{count}"), fragment)
             .unwrap();
         assert!(
             response.starts_with("HTTP/1.1 200") || response.starts_with("HTTP/1.0 200"),

@@ -10,12 +10,18 @@
 # every other request still runs concurrently. Exit status 3: moto[server] is not installed.
 #
 # Faults, for tests of what a client does when an answer is lost: `POST /__faults__/<mode>/<n>`
-# with a key fragment as the body arms the next <n> PUTs whose path contains it. Mode
-# `store-then-503`: moto stores the object, then the client is told 503 (a server error after
-# the write landed, which clients retry: a conditional create's retry then sees its own object).
+# with a key fragment as the body arms the next <n> PUTs whose path contains it. Modes:
+# - `store-then-503`: moto stores the object, then the client is told 503 (a server error after
+#   the write landed, which clients retry: a conditional create's retry then sees its own object).
+# - `store-then-drop`: moto stores the object, then the connection is closed with no answer.
+# - `delay-<ms>`: the request waits <ms> milliseconds before moto sees it (a slow writer that
+#   other writers overtake).
+# `GET /__faults__` answers how many armed requests have not arrived yet (all faults summed).
 import os
+import socket
 import sys
 import threading
+import time
 
 try:
     from moto.moto_server.werkzeug_app import (
@@ -48,6 +54,12 @@ def main() -> None:
         start_response("200 OK", [("Content-Length", "0")])
         return [b""]
 
+    def pending(environ, start_response):
+        with lock:
+            body = str(sum(max(fault[2], 0) for fault in faults)).encode()
+        start_response("200 OK", [("Content-Length", str(len(body)))])
+        return [body]
+
     def fault_for(environ):
         if environ.get("REQUEST_METHOD") != "PUT":
             return None
@@ -64,12 +76,30 @@ def main() -> None:
         start_response("503 Service Unavailable", [("Content-Length", str(len(body)))])
         return [body]
 
+    def store_then_drop(environ, start_response):
+        list(app(environ, lambda status, headers, exc_info=None: None))
+        connection = environ.get("werkzeug.socket")
+        if connection is not None:
+            connection.shutdown(socket.SHUT_RDWR)
+        # Nothing reaches the client: werkzeug's write fails on the closed socket.
+        start_response("500 Internal Server Error", [("Content-Length", "0")])
+        return [b""]
+
     def serve(environ, start_response):
-        if environ.get("PATH_INFO", "").startswith("/__faults__/"):
+        path = environ.get("PATH_INFO", "")
+        if path == "/__faults__":
+            return pending(environ, start_response)
+        if path.startswith("/__faults__/"):
             return arm(environ, start_response)
-        if fault_for(environ) == "store-then-503":
+        fault = fault_for(environ)
+        if fault == "store-then-503":
             with lock:
                 return store_then_503(environ, start_response)
+        if fault == "store-then-drop":
+            with lock:
+                return store_then_drop(environ, start_response)
+        if fault is not None and fault.startswith("delay-"):
+            time.sleep(int(fault.removeprefix("delay-")) / 1000)
         return atomic_conditional_writes(environ, start_response)
 
     def atomic_conditional_writes(environ, start_response):
