@@ -164,8 +164,8 @@ impl Error {
         matches!(self, Self::CommitConflict { .. })
     }
 
-    /// True for a refusal the catalog made before sending anything (a bad identifier or base,
-    /// invalid metadata): such a commit cannot have landed.
+    /// True for a refusal that proves a commit did not land: made before anything was sent (a
+    /// bad identifier or base, invalid metadata), or a table that no longer exists.
     pub fn is_pre_request_refusal(&self) -> bool {
         matches!(
             self,
@@ -174,6 +174,7 @@ impl Error {
                 | Self::InvalidDataFile { .. }
                 | Self::Unsupported { .. }
                 | Self::NoSuchNamespace { .. }
+                | Self::NoSuchTable { .. }
         )
     }
 

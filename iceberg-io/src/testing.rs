@@ -128,6 +128,30 @@ struct Faults {
     latency: Duration,
     crash: Option<(u64, CrashPoint)>,
     fail: Option<(u64, FailPoint)>,
+    hooks: Vec<PutHook>,
+}
+
+/// When a [`PutHook`] runs, relative to the put it waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookPoint {
+    /// Before the put reaches the inner store.
+    Before,
+    /// After the inner store answered.
+    After,
+}
+
+/// A one-shot action run at a put whose key contains `pattern`: another process's step,
+/// made exactly between two of this one's.
+struct PutHook {
+    pattern: String,
+    point: HookPoint,
+    action: Box<dyn FnOnce() + Send>,
+}
+
+impl fmt::Debug for PutHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PutHook({:?} {:?})", self.point, self.pattern)
+    }
 }
 
 impl fmt::Display for FaultInjectingStore {
@@ -175,6 +199,36 @@ impl FaultInjectingStore {
     pub fn fail_at(&self, n: u64, point: FailPoint) {
         let seen = self.shared.seen.load(Ordering::SeqCst);
         self.faults().fail = Some((seen + n, point));
+    }
+
+    /// Runs `action` once, at `point` of the first single put whose key
+    /// contains `pattern`; the action is synchronous, as another process's step would be.
+    pub fn on_put_matching(
+        &self,
+        pattern: &str,
+        point: HookPoint,
+        action: impl FnOnce() + Send + 'static,
+    ) {
+        self.faults().hooks.push(PutHook {
+            pattern: pattern.to_owned(),
+            point,
+            action: Box::new(action),
+        });
+    }
+
+    /// Runs (and disarms) the hook armed for `point` of a put to `path`, if any.
+    fn run_hook(&self, path: &Path, point: HookPoint) {
+        let hook = {
+            let mut faults = self.faults();
+            let found = faults
+                .hooks
+                .iter()
+                .position(|h| h.point == point && path.as_ref().contains(h.pattern.as_str()));
+            found.map(|i| faults.hooks.remove(i))
+        };
+        if let Some(hook) = hook {
+            (hook.action)();
+        }
     }
 
     /// Delays every operation by `latency`.
@@ -336,7 +390,9 @@ impl ObjectStore for FaultInjectingStore {
         self.delay().await;
         self.check_put(location)?;
         self.shared.fail_before(n, location)?;
+        self.run_hook(location, HookPoint::Before);
         let result = self.inner.put_opts(location, payload, opts).await;
+        self.run_hook(location, HookPoint::After);
         let result = self.shared.fail_after(n, location, true, result);
         self.shared.after(n, result)
     }

@@ -39,22 +39,29 @@ pub(crate) async fn append_ids(
     ids: impl IntoIterator<Item = i64>,
     env: &dyn Environment,
 ) -> CommitOutcome {
-    let table = catalog.load_table(ident).await.unwrap();
+    try_append_ids(catalog, ident, ids, env).await.unwrap()
+}
+
+/// As [`append_ids`], returning what failed.
+pub(crate) async fn try_append_ids(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    ids: impl IntoIterator<Item = i64>,
+    env: &dyn Environment,
+) -> iceberg_append::Result<CommitOutcome> {
+    let table = catalog.load_table(ident).await?;
     let meta = &table.metadata;
-    let schema = meta.current_schema().unwrap();
-    let options = iceberg_write::WriteOptions::from_table_properties(&meta.properties).unwrap();
+    let schema = meta.current_schema()?;
+    let options = iceberg_write::WriteOptions::from_table_properties(&meta.properties)?;
     let files = iceberg_write::write_data_files(
         catalog.io(),
         &meta.location,
         &[batch(schema, ids)],
         schema,
-        meta.default_spec().unwrap(),
+        meta.default_spec()?,
         None,
         &options,
     )
-    .await
-    .unwrap();
-    commit_append(catalog, ident, files, BTreeMap::new(), env)
-        .await
-        .unwrap()
+    .await?;
+    commit_append(catalog, ident, files, BTreeMap::new(), env).await
 }

@@ -10,14 +10,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use iceberg_append::catalog::NamespaceIdent;
-use iceberg_append::{Catalog, Environment, SystemEnvironment, TableCreation, commit_append};
+use iceberg_append::{Catalog, Environment, SystemEnvironment, TableCreation};
 use iceberg_catalog::ObjectStoreCatalog;
 use iceberg_io::FileIo;
 use iceberg_io::object_store::local::LocalFileSystem;
 use iceberg_io::testing::{FailPoint, FaultInjectingStore};
 use iceberg_spec::properties::MANIFEST_MIN_MERGE_COUNT;
 
-use crate::catalog_common::batch;
+use crate::catalog_common::try_append_ids;
 use crate::catalog_kills::{check_table, create, ident, open};
 
 /// Where the table of a sweep lives.
@@ -115,32 +115,9 @@ async fn faulty_append(
     if let Some((n, point)) = fault {
         store.fail_at(n, point);
     }
-    let outcome = async {
-        let table = catalog.load_table(&ident()).await?;
-        let meta = &table.metadata;
-        let schema = meta.current_schema()?;
-        let options = iceberg_write::WriteOptions::from_table_properties(&meta.properties)?;
-        let files = iceberg_write::write_data_files(
-            catalog.io(),
-            &meta.location,
-            &[batch(schema, ids)],
-            schema,
-            meta.default_spec()?,
-            None,
-            &options,
-        )
-        .await?;
-        let done = commit_append(
-            catalog.as_ref(),
-            &ident(),
-            files,
-            Default::default(),
-            env.as_ref(),
-        )
-        .await?;
-        Ok(done.snapshot_id)
-    }
-    .await;
+    let outcome = try_append_ids(catalog.as_ref(), &ident(), ids, env.as_ref())
+        .await
+        .map(|done| done.snapshot_id);
     (outcome, store.op_count() - armed)
 }
 
@@ -345,7 +322,10 @@ async fn s3_lost_answers_at_each_write_of_an_append() {
             next_id += 2;
             let (outcome, _) = faulty_append(&backend, ids.clone(), None).await;
             let label = format!("{mode} at {fragment}");
-            eprintln!("{label}: {:?}", outcome.as_ref().map_err(ToString::to_string));
+            eprintln!(
+                "{label}: {:?}",
+                outcome.as_ref().map_err(ToString::to_string)
+            );
             assert_eq!(moto.faults_pending(), 0, "{label}: the fault fired");
             if let Outcome::Landed =
                 check_outcome(&backend, &label, outcome, ids, &mut committed).await

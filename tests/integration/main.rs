@@ -7,6 +7,7 @@ mod catalog_common;
 mod catalog_concurrency;
 mod catalog_faults;
 mod catalog_kills;
+mod catalog_lifecycle;
 mod catalog_merge;
 mod catalog_pyiceberg;
 mod commit_faults;

@@ -13,7 +13,9 @@
 //! oldest first, which frees their names: a commit first checks that its base still exists,
 //! and a create that any version exists, so a stale writer gets a conflict rather than a
 //! deleted version's name. A drop first claims the next version with a marker
-//! ([`DROPPED_MARKER`]), so no writer can commit past it. What remains is the moment
+//! ([`DROPPED_MARKER`]), so no writer can commit past it; a writer that still creates a
+//! version the drop had just deleted finds its base gone and deletes that version again
+//! (see `resurrected`), so a dropped table is not brought back. What remains is the moment
 //! between a commit's check and its create when old versions are deleted after commit: a
 //! writer whose (old) base is deleted exactly then can still create a stale version nobody
 //! loads. Keep `write.metadata.previous-versions-max` above the number of concurrent
@@ -197,6 +199,8 @@ impl ObjectStoreCatalog {
                 // A drop in progress claimed this version with its marker.
                 match self.io.read(&current).await {
                     Ok(bytes) if bytes.as_ref() == DROPPED_MARKER => Err(not_found()),
+                    // Deleted by the drop since.
+                    Err(gone) if gone.is_not_found() => Err(not_found()),
                     _ => Err(e),
                 }
             }
@@ -265,6 +269,44 @@ impl ObjectStoreCatalog {
             }
         }
         Ok(None)
+    }
+
+    /// Whether `path`, the `v<base+1>` a commit just created, re-created a version that a
+    /// drop had deleted. A drop deletes versions oldest first, after listing them all, so a
+    /// writer that checked its base just before the base was deleted creates its successor
+    /// after that was deleted too; then its base is gone. A base is also deleted after a
+    /// later commit (`write.metadata.delete-after-commit.enabled`), but only once a
+    /// `v<base+2>` built on `path` exists, whose metadata log lists it: anything else there
+    /// (nothing, the drop's marker, the dropped table's own version) means a drop. When the
+    /// store cannot answer, the version stays (as before this check).
+    async fn resurrected(
+        &self,
+        location: &str,
+        base_location: &str,
+        base: u32,
+        path: &str,
+        new_metadata: &TableMetadata,
+    ) -> bool {
+        match self.io.exists(base_location).await {
+            Ok(false) => {}
+            Ok(true) | Err(_) => return false,
+        }
+        let next = match self
+            .version_file(&format!("{location}/metadata"), base + 2)
+            .await
+        {
+            Ok(Some((next, _))) => next,
+            Ok(None) => return true,
+            Err(_) => return false,
+        };
+        match Table::load(&self.io, &next).await {
+            Ok(successor) => !successor.metadata.metadata_log.iter().any(|entry| {
+                entry.metadata_file == path && entry.timestamp_ms == new_metadata.last_updated_ms
+            }),
+            // Gone since, or the drop's marker (not table metadata).
+            Err(iceberg_append::Error::Io(e)) => e.is_not_found(),
+            Err(_) => true,
+        }
     }
 
     /// Best effort: readers also probe past the hint.
@@ -366,6 +408,16 @@ impl Catalog for ObjectStoreCatalog {
             .await
         {
             Ok(identity) => {
+                if self
+                    .resurrected(&location, base_location, base, &path, new_metadata)
+                    .await
+                {
+                    // Our version would bring back a dropped table: take it away again.
+                    let _ = self.io.delete(&path).await;
+                    return Err(iceberg_append::Error::NoSuchTable {
+                        table: ident.to_string(),
+                    });
+                }
                 if let Some(identity) = identity {
                     self.cache
                         .insert_metadata_identified(&path, &identity, new_metadata.clone());
@@ -498,3 +550,6 @@ impl Catalog for ObjectStoreCatalog {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod race_tests;

@@ -1,0 +1,122 @@
+//! A drop that runs exactly between a commit's base check and its conditional create: the
+//! commit re-creates a version the drop had just deleted, sees its base gone, and deletes it
+//! again; while a base deleted by a later commit built on ours is no drop.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use iceberg_append::catalog::NamespaceIdent;
+use iceberg_append::{Catalog, DeterministicEnvironment, TableCreation, TableIdent, commit_append};
+use iceberg_io::object_store::local::LocalFileSystem;
+use iceberg_io::testing::{FaultInjectingStore, HookPoint};
+use iceberg_spec::snapshot::MetadataLogEntry;
+use iceberg_spec::{DataFile, NestedField, PrimitiveType, Schema};
+
+use super::*;
+
+/// The catalog over `dir` through a fault injector, with `db.t` created and appended to once
+/// (it is at `v2`); returns the injector and the metadata folder.
+async fn table_at_v2(dir: &Path) -> (ObjectStoreCatalog, FaultInjectingStore, PathBuf) {
+    let store = FaultInjectingStore::new(Arc::new(LocalFileSystem::new()));
+    let io = FileIo::with_store("file:///", Arc::new(store.clone()));
+    let warehouse = format!("file://{}", dir.display());
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 1, 31));
+    let c = ObjectStoreCatalog::open_with_env(io, &warehouse, env)
+        .await
+        .unwrap();
+    c.create_namespace(&NamespaceIdent::parse("db").unwrap(), BTreeMap::new())
+        .await
+        .unwrap();
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    c.create_table(&ident(), TableCreation::new("", schema))
+        .await
+        .unwrap();
+    append(&c, "first").await.unwrap();
+    (c, store, dir.join("db/t/metadata"))
+}
+
+fn ident() -> TableIdent {
+    TableIdent::parse("db.t").unwrap()
+}
+
+async fn append(c: &ObjectStoreCatalog, name: &str) -> iceberg_append::Result<i64> {
+    let table = c.load_table(&ident()).await?;
+    let file = DataFile {
+        file_path: format!("{}/data/{name}.parquet", table.metadata.location),
+        record_count: 1,
+        file_size_in_bytes: 10,
+        ..Default::default()
+    };
+    let env = DeterministicEnvironment::new(1_700_000_000_000, 2, 32);
+    commit_append(c, &ident(), vec![file], BTreeMap::new(), &env)
+        .await
+        .map(|done| done.snapshot_id)
+}
+
+fn versions(meta: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(meta)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| parse_version(n).is_some())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_commit_that_recreates_a_dropped_version_deletes_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, store, meta) = table_at_v2(dir.path()).await;
+    // Another process drops the table (v2) right after our base check: it claims v3 with its
+    // marker, then deletes v1, v2 and the marker, oldest first.
+    let drop_meta = meta.clone();
+    store.on_put_matching("v3.metadata.json", HookPoint::Before, move || {
+        std::fs::write(drop_meta.join("v3.metadata.json"), DROPPED_MARKER).unwrap();
+        for v in 1..=3 {
+            std::fs::remove_file(drop_meta.join(version_file_name(v))).unwrap();
+        }
+    });
+    let err = append(&c, "second").await.unwrap_err();
+    assert!(
+        !err.is_commit_state_unknown(),
+        "a version taken back is a definite failure: {err}"
+    );
+    assert_eq!(
+        versions(&meta),
+        Vec::<String>::new(),
+        "the table stays dropped"
+    );
+    assert!(c.load_table(&ident()).await.unwrap_err().is_not_found());
+}
+
+#[tokio::test]
+async fn a_base_deleted_by_a_commit_built_on_ours_is_no_drop() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, store, meta) = table_at_v2(dir.path()).await;
+    // Right after our v3 is created, another writer commits v4 onto it and deletes v2
+    // (`write.metadata.delete-after-commit.enabled` with one previous version kept).
+    let other = meta.clone();
+    store.on_put_matching("v3.metadata.json", HookPoint::After, move || {
+        let v3 = other.join("v3.metadata.json");
+        let ours = TableMetadata::from_json(&std::fs::read_to_string(&v3).unwrap()).unwrap();
+        let mut next = ours.clone();
+        next.metadata_log.push(MetadataLogEntry {
+            timestamp_ms: ours.last_updated_ms,
+            metadata_file: format!("file://{}", v3.display()),
+        });
+        next.last_updated_ms += 1;
+        std::fs::write(other.join("v4.metadata.json"), next.to_json().unwrap()).unwrap();
+        std::fs::remove_file(other.join("v2.metadata.json")).unwrap();
+    });
+    let snapshot = append(&c, "second").await.unwrap();
+    assert_eq!(
+        versions(&meta),
+        ["v1.metadata.json", "v3.metadata.json", "v4.metadata.json"]
+    );
+    let table = c.load_table(&ident()).await.unwrap();
+    assert!(table.metadata.snapshot_by_id(snapshot).is_some());
+}
