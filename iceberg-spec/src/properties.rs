@@ -55,6 +55,16 @@ pub const DEFAULT_WRITE_SORT_BUFFER_BYTES: u64 = 256 * 1024 * 1024;
 pub const WRITE_BUFFER_SIZE_BYTES: &str = "write.buffer-size-bytes";
 /// Default shared buffer: 128 MiB, one Java-sized row group.
 pub const DEFAULT_WRITE_BUFFER_SIZE_BYTES: u64 = 128 * 1024 * 1024;
+/// Ours: when a write spans more partitions than `write.max-open-files`, the rows of the
+/// partitions that find no open file are kept (in memory up to
+/// `write.spill.buffer-size-bytes`, then in local temporary Arrow IPC files) and each such
+/// partition is written once at the end: one file per partition, not one per visit.
+pub const WRITE_SPILL_ENABLED: &str = "write.spill.enabled";
+/// Ours: input bytes the spill keeps in memory before it writes them to a local run file,
+/// and reads back at a time when it writes the spilled partitions.
+pub const WRITE_SPILL_BUFFER_BYTES: &str = "write.spill.buffer-size-bytes";
+/// Default spill buffer: 128 MiB.
+pub const DEFAULT_WRITE_SPILL_BUFFER_BYTES: u64 = 128 * 1024 * 1024;
 /// Where data files go (default `<location>/data`).
 pub const WRITE_DATA_PATH: &str = "write.data.path";
 /// Where metadata files go (default `<location>/metadata`).
@@ -245,6 +255,10 @@ pub struct TableProperties {
     pub sort_buffer_bytes: u64,
     /// Row-group bytes all open files may buffer together.
     pub buffer_size_bytes: u64,
+    /// Rows of partitions past the open-file cap are spilled and written once at the end.
+    pub spill_enabled: bool,
+    /// Input bytes the spill keeps in memory.
+    pub spill_buffer_bytes: u64,
     /// Data file location override.
     pub data_path: Option<String>,
     /// Metadata file location override.
@@ -411,6 +425,9 @@ impl TableProperties {
                 .positive(WRITE_SORT_BUFFER_BYTES, DEFAULT_WRITE_SORT_BUFFER_BYTES)?,
             buffer_size_bytes: p
                 .positive(WRITE_BUFFER_SIZE_BYTES, DEFAULT_WRITE_BUFFER_SIZE_BYTES)?,
+            spill_enabled: p.flag(WRITE_SPILL_ENABLED, true)?,
+            spill_buffer_bytes: p
+                .positive(WRITE_SPILL_BUFFER_BYTES, DEFAULT_WRITE_SPILL_BUFFER_BYTES)?,
             data_path: props.get(WRITE_DATA_PATH).cloned(),
             metadata_path: props.get(WRITE_METADATA_PATH).cloned(),
             object_storage_enabled: p.flag(WRITE_OBJECT_STORAGE_ENABLED, false)?,

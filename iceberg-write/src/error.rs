@@ -83,6 +83,15 @@ pub enum Error {
         #[source]
         source: arrow_schema::ArrowError,
     },
+    /// The local spill of rows past the open-file cap failed (its folder, or a run file).
+    #[error("spill file `{path}`: {source}")]
+    Spill {
+        /// The spill folder or run file.
+        path: String,
+        /// The local IO error (Arrow IPC errors carry theirs as text).
+        #[source]
+        source: std::io::Error,
+    },
     /// The writer was used after it failed; the first failure was already reported.
     #[error("the data file writer already failed and cannot be used: {reason}")]
     WriterFailed {

@@ -5,6 +5,7 @@
 //! metadata ([`WriteOptions::with_sort_order`]).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use iceberg_spec::SortOrder;
 use iceberg_spec::properties::{PARQUET_COMPRESSION, PARQUET_COMPRESSION_LEVEL, TableProperties};
@@ -47,6 +48,14 @@ pub struct WriteOptions {
     /// Row-group bytes all open files may buffer together before the largest buffered row
     /// group is written out early (`write.buffer-size-bytes`).
     pub buffer_size_bytes: u64,
+    /// Spill the rows of partitions past the open-file cap and write each once at the end
+    /// (`write.spill.enabled`); off, the least recently used file is closed instead.
+    pub spill_enabled: bool,
+    /// Input bytes the spill keeps in memory (`write.spill.buffer-size-bytes`).
+    pub spill_buffer_bytes: u64,
+    /// Local folder for spill files (a fresh folder is made in it, and removed when the
+    /// writer is done or dropped); `None`: the system's temporary folder (`TMPDIR`).
+    pub spill_dir: Option<PathBuf>,
     /// Metrics modes per column.
     pub metrics: MetricsConfig,
     /// Where data files go instead of `<location>/data` (`write.data.path`).
@@ -97,6 +106,9 @@ impl WriteOptions {
             max_open_files: props.max_open_files,
             sort_buffer_bytes: props.sort_buffer_bytes,
             buffer_size_bytes: props.buffer_size_bytes,
+            spill_enabled: props.spill_enabled,
+            spill_buffer_bytes: props.spill_buffer_bytes,
+            spill_dir: None,
             metrics: MetricsConfig::from_properties(&props.metrics),
             data_location: props.data_path.clone(),
             object_storage_enabled: props.object_storage_enabled,
@@ -168,6 +180,24 @@ impl WriteOptions {
         self
     }
 
+    /// The same options with spilling on or off.
+    pub fn with_spill_enabled(mut self, enabled: bool) -> Self {
+        self.spill_enabled = enabled;
+        self
+    }
+
+    /// The same options with another spill memory budget.
+    pub fn with_spill_buffer_bytes(mut self, bytes: u64) -> Self {
+        self.spill_buffer_bytes = bytes;
+        self
+    }
+
+    /// The same options spilling into a folder made in `dir`.
+    pub fn with_spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.spill_dir = Some(dir.into());
+        self
+    }
+
     /// The same options with another sort buffer.
     pub fn with_sort_buffer_bytes(mut self, bytes: u64) -> Self {
         self.sort_buffer_bytes = bytes;
@@ -195,7 +225,8 @@ impl WriteOptions {
         positive("target_file_size_bytes", self.target_file_size_bytes)?;
         positive("max_open_files", self.max_open_files as u64)?;
         positive("sort_buffer_bytes", self.sort_buffer_bytes)?;
-        positive("buffer_size_bytes", self.buffer_size_bytes)
+        positive("buffer_size_bytes", self.buffer_size_bytes)?;
+        positive("spill_buffer_bytes", self.spill_buffer_bytes)
     }
 }
 

@@ -1,6 +1,7 @@
-//! A streaming write over 1,000+ partitions with a small open-file cap: the cap is what
-//! decides when files are closed, every row is in the file of its partition, and none is
-//! lost or duplicated.
+//! A streaming write over 1,000+ partitions with a small open-file cap: with the spill (the
+//! default) every partition gets one file, through local run files that are gone afterwards;
+//! without it the cap decides when files are closed. Either way every row is in the file of
+//! its partition, and none is lost or duplicated.
 //!
 //! The public API does not say how many files are open, and an upload only starts when a
 //! file is closed (parquet buffers the row groups of a small file), so the store cannot
@@ -42,8 +43,15 @@ fn objects(store: &FaultInjectingStore) -> usize {
     store.count(OpKind::Put) + store.count(OpKind::CompleteMultipart)
 }
 
-#[tokio::test]
-async fn bucket_1100_under_a_cap_of_16_closes_as_it_goes_and_rows_land_in_their_partition() {
+/// Writes two batches that each touch 1,000+ of 1,100 buckets under a cap of 16; returns the
+/// files, the partitions seen, and how many files each batch's write had closed.
+async fn write_1100_buckets(
+    opts: iceberg_write::WriteOptions,
+) -> (
+    Vec<iceberg_spec::DataFile>,
+    BTreeSet<i32>,
+    Vec<(usize, usize)>,
+) {
     let schema = schema();
     let spec = PartitionSpec::builder(&schema)
         .add("id", Transform::Bucket(BUCKETS))
@@ -52,9 +60,9 @@ async fn bucket_1100_under_a_cap_of_16_closes_as_it_goes_and_rows_land_in_their_
         .unwrap();
     let store = FaultInjectingStore::new(Arc::new(InMemory::new()));
     let io = FileIo::with_store("memory://wh", Arc::new(store.clone()));
-    let opts = options().with_max_open_files(CAP);
     let mut w = DataFileWriter::new(&io, LOCATION, &schema, &spec, None, &opts).unwrap();
 
+    let mut closed_per_batch = Vec::new();
     let batches = 2i64;
     let rows_per_batch = 8 * i64::from(BUCKETS);
     for b in 0..batches {
@@ -85,14 +93,7 @@ async fn bucket_1100_under_a_cap_of_16_closes_as_it_goes_and_rows_land_in_their_
         );
         let before = objects(&store);
         w.write(&batch).await.unwrap();
-        // Files are closed while the batch is written, not held until `close()`: all but at
-        // most `CAP` of the batch's partitions are already in the store.
-        let closed = objects(&store) - before;
-        assert!(
-            closed >= touched.len() - CAP,
-            "batch {b} closed {closed} files for {} partitions",
-            touched.len()
-        );
+        closed_per_batch.push((objects(&store) - before, touched.len()));
     }
     let files = w.close().await.unwrap();
     assert_eq!(objects(&store), files.len());
@@ -134,6 +135,38 @@ async fn bucket_1100_under_a_cap_of_16_closes_as_it_goes_and_rows_land_in_their_
     }
     assert_eq!(seen.len() as i64, batches * rows_per_batch);
     assert!(partitions.len() >= 1000, "{} partitions", partitions.len());
+    (files, partitions, closed_per_batch)
+}
+
+#[tokio::test]
+async fn bucket_1100_under_a_cap_of_16_spills_to_one_file_per_partition() {
+    let spill_parent = tempfile::tempdir().unwrap();
+    // A small memory budget, so that most rows go through run files.
+    let opts = options()
+        .with_max_open_files(CAP)
+        .with_spill_buffer_bytes(64 * 1024)
+        .with_spill_dir(spill_parent.path());
+    let (files, partitions, _) = write_1100_buckets(opts).await;
+    assert_eq!(files.len(), partitions.len(), "one file per partition");
+    assert_eq!(
+        std::fs::read_dir(spill_parent.path()).unwrap().count(),
+        0,
+        "nothing is left in the spill folder"
+    );
+}
+
+#[tokio::test]
+async fn bucket_1100_under_a_cap_of_16_without_spill_closes_as_it_goes() {
+    let opts = options().with_max_open_files(CAP).with_spill_enabled(false);
+    let (files, partitions, closed_per_batch) = write_1100_buckets(opts).await;
+    // Files are closed while a batch is written, not held until `close()`: all but at most
+    // `CAP` of the batch's partitions are already in the store.
+    for (b, (closed, touched)) in closed_per_batch.into_iter().enumerate() {
+        assert!(
+            closed >= touched - CAP,
+            "batch {b} closed {closed} files for {touched} partitions"
+        );
+    }
     // The second batch reopens every partition but at most the `CAP` still open.
     assert!(
         files.len() >= partitions.len() * 2 - CAP,
@@ -145,7 +178,7 @@ async fn bucket_1100_under_a_cap_of_16_closes_as_it_goes_and_rows_land_in_their_
 
 /// Batches of one row, cycling `rounds` times through partitions `0..partitions`: the number
 /// of files the writer makes under a cap of `CAP`.
-async fn files_for_cycle(partitions: i64, rounds: i64) -> usize {
+async fn files_for_cycle(partitions: i64, rounds: i64, spill: bool) -> usize {
     let schema = schema();
     let spec = PartitionSpec::builder(&schema)
         .add("id", Transform::Identity)
@@ -153,7 +186,7 @@ async fn files_for_cycle(partitions: i64, rounds: i64) -> usize {
         .build()
         .unwrap();
     let io = FileIo::memory();
-    let opts = options().with_max_open_files(CAP);
+    let opts = options().with_max_open_files(CAP).with_spill_enabled(spill);
     let mut w = DataFileWriter::new(&io, LOCATION, &schema, &spec, None, &opts).unwrap();
     for _ in 0..rounds {
         for p in 0..partitions {
@@ -175,8 +208,92 @@ async fn files_for_cycle(partitions: i64, rounds: i64) -> usize {
 #[tokio::test]
 async fn open_file_cap_is_exact_under_lru() {
     // 16 partitions in a cycle fit under a cap of 16: one file each, whatever the rounds.
-    assert_eq!(files_for_cycle(CAP as i64, 3).await, CAP);
+    assert_eq!(files_for_cycle(CAP as i64, 3, false).await, CAP);
     // 17 do not: LRU eviction closes exactly the partition needed next, so every visit
     // opens a new file. A writer that kept 17 files open would make only 17.
-    assert_eq!(files_for_cycle(CAP as i64 + 1, 3).await, 3 * (CAP + 1));
+    assert_eq!(
+        files_for_cycle(CAP as i64 + 1, 3, false).await,
+        3 * (CAP + 1)
+    );
+}
+
+#[tokio::test]
+async fn with_the_spill_any_cycle_makes_one_file_per_partition() {
+    for partitions in [CAP as i64, CAP as i64 + 1, 10 * CAP as i64] {
+        assert_eq!(
+            files_for_cycle(partitions, 3, true).await,
+            partitions as usize,
+            "{partitions} partitions"
+        );
+    }
+}
+
+/// 40 batches of 2,000 rows with a 20-byte payload each.
+async fn fill_40_batches(w: &mut DataFileWriter) {
+    for b in 0..40i64 {
+        let ids: Vec<i64> = (b * 2000..(b + 1) * 2000).collect();
+        let payloads: Vec<String> = ids.iter().map(|i| format!("payload-{i:>12}")).collect();
+        let rows = batch(
+            vec![
+                Field::new("id", DataType::Int64, false),
+                Field::new("payload", DataType::Utf8, true),
+            ],
+            vec![
+                Arc::new(Int64Array::from(ids)),
+                Arc::new(StringArray::from(payloads)),
+            ],
+        );
+        w.write(&rows).await.unwrap();
+    }
+}
+
+/// A spilled partition larger than the target file size rolls into several files, each
+/// about the target, and a writer that is aborted or dropped leaves no spill file behind.
+#[tokio::test]
+async fn spilled_partitions_roll_at_the_target_and_abort_or_drop_leave_nothing() {
+    let schema = schema();
+    let spec = PartitionSpec::builder(&schema)
+        .add("id", Transform::Bucket(4))
+        .unwrap()
+        .build()
+        .unwrap();
+    let spill_parent = tempfile::tempdir().unwrap();
+    let opts = options()
+        .with_max_open_files(1)
+        .with_spill_buffer_bytes(16 * 1024)
+        .with_spill_dir(spill_parent.path())
+        .with_target_file_size_bytes(64 * 1024);
+    let io = FileIo::memory();
+    let spilled = || std::fs::read_dir(spill_parent.path()).unwrap().count();
+
+    let mut w = DataFileWriter::new(&io, LOCATION, &schema, &spec, None, &opts).unwrap();
+    fill_40_batches(&mut w).await;
+    assert_eq!(spilled(), 1, "a run folder while writing");
+    let files = w.close().await.unwrap();
+    assert_eq!(spilled(), 0);
+    assert_eq!(files.iter().map(|f| f.record_count).sum::<i64>(), 80_000);
+    let per_partition = files.len() as f64 / 4.0;
+    assert!(
+        per_partition >= 2.0,
+        "{} files: large partitions roll",
+        files.len()
+    );
+    for f in &files {
+        assert!(
+            f.file_size_in_bytes < 3 * 64 * 1024,
+            "{} bytes",
+            f.file_size_in_bytes
+        );
+    }
+
+    let mut w = DataFileWriter::new(&io, LOCATION, &schema, &spec, None, &opts).unwrap();
+    fill_40_batches(&mut w).await;
+    assert_eq!(spilled(), 1);
+    w.abort().await.unwrap();
+    assert_eq!(spilled(), 0, "abort");
+
+    let mut w = DataFileWriter::new(&io, LOCATION, &schema, &spec, None, &opts).unwrap();
+    fill_40_batches(&mut w).await;
+    drop(w);
+    assert_eq!(spilled(), 0, "drop");
 }

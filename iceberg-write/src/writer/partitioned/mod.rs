@@ -1,6 +1,10 @@
 //! [`DataFileWriter`]: the streaming writer. One open file per partition across batches,
-//! a new file once the current one reaches the target size, at most `max_open_files` open
-//! (the least recently used is closed to make room).
+//! a new file once the current one reaches the target size, at most `max_open_files` open.
+//! Rows of partitions past that cap are spilled ([`spill`]) and each such partition is
+//! written once when the writer closes, so any partition count gets one file per partition
+//! per target size, in bounded memory. Without spilling (`write.spill.enabled=false`, or a
+//! sort order, whose runs the spill does not merge) the least recently used file is closed
+//! to make room, and a partition that comes back gets a new file.
 //!
 //! With a sort order ([`WriteOptions::sort_order`]) every file holds one sorted run and
 //! honestly records the order's id (Java's writers claim the id only for sorted input, too).
@@ -31,6 +35,9 @@ use iceberg_spec::{DataFile, Datum, PartitionSpec, Schema};
 use parquet::file::properties::WriterProperties;
 use tokio::task::JoinHandle;
 
+mod spill;
+
+use self::spill::Spill;
 use super::file::{FileContext, ParquetFile, writer_properties};
 use crate::align::align_batch;
 use crate::error::{Error, Result};
@@ -72,7 +79,7 @@ struct OpenFile {
 }
 
 /// The bytes of `batch`'s own rows (a slice does not count the buffers it shares).
-fn slice_bytes(batch: &RecordBatch) -> u64 {
+pub(super) fn slice_bytes(batch: &RecordBatch) -> u64 {
     batch
         .columns()
         .iter()
@@ -128,6 +135,8 @@ pub struct DataFileWriter {
     /// closed; they count toward the open-file cap until done.
     closing: VecDeque<(String, JoinHandle<Result<DataFile>>)>,
     context: FileContext,
+    /// Rows of partitions past the open-file cap (when spilling; see [`spill`]).
+    spill: Option<Spill>,
     /// Aligned batches gathered for the next sorted run (when the writer sorts).
     pending: Vec<RecordBatch>,
     pending_bytes: u64,
@@ -180,9 +189,16 @@ impl DataFileWriter {
             schema: schema.clone(),
             spec: spec.clone(),
             options: options.clone(),
-            arrow,
+            arrow: arrow.clone(),
             props: writer_properties(options, schema),
             partitioner: Partitioner::new(spec, schema)?,
+            spill: (sorter.is_none() && options.spill_enabled).then(|| {
+                Spill::new(
+                    arrow.clone(),
+                    options.spill_buffer_bytes,
+                    options.spill_dir.clone(),
+                )
+            }),
             sorter,
             namer: FileNamer::new(
                 locations,
@@ -315,9 +331,23 @@ impl DataFileWriter {
 
     async fn write_groups(&mut self, batch: &RecordBatch) -> Result<()> {
         let mut jobs = VecDeque::new();
+        let cap = self.options.max_open_files.max(1);
+        // Partitions with a file, or to get one in this batch.
+        let mut admitted = self.open.len();
         for group in self.partitioner.split(batch)? {
             if group.batch.num_rows() == 0 {
                 continue;
+            }
+            if let Some(spill) = &mut self.spill {
+                let has_file = self.open.contains_key(&group.key);
+                // Once spilled, always spilled: its rows are written together at the end.
+                if spill.contains(&group.key) || (!has_file && admitted >= cap) {
+                    spill.push(group.key, group.values, group.batch)?;
+                    continue;
+                }
+                if !has_file {
+                    admitted += 1;
+                }
             }
             let (rows, last_key) = match &self.sorter {
                 Some(sorter) => {
@@ -339,6 +369,11 @@ impl DataFileWriter {
                 last_key,
             });
         }
+        self.write_jobs(jobs).await
+    }
+
+    /// Writes the rows of `jobs` (one per partition) into their partitions' files.
+    async fn write_jobs(&mut self, mut jobs: VecDeque<Job>) -> Result<()> {
         // Rounds: every partition still holding rows gets its open file filled in a task of
         // its own, until its rows are written or the file is full (then it rolls); at most
         // `max_open_files` files are open, in use or not.
@@ -618,6 +653,10 @@ impl DataFileWriter {
                 return Err(e);
             }
         }
+        if let Err(e) = self.drain_spill().await {
+            let _ = self.abort().await;
+            return Err(e);
+        }
         while !self.closing.is_empty() {
             if let Err(e) = self.settle_oldest().await {
                 let _ = self.abort().await;
@@ -625,6 +664,35 @@ impl DataFileWriter {
             }
         }
         Ok(std::mem::take(&mut self.closed))
+    }
+
+    /// Writes every spilled partition, a budget's worth at a time, each into one file (more
+    /// only past the target size); the spill's folder goes with it.
+    async fn drain_spill(&mut self) -> Result<()> {
+        let Some(mut spill) = self.spill.take() else {
+            return Ok(());
+        };
+        while let Some(group) = spill.next_group()? {
+            let mut finished = Vec::new();
+            let mut jobs = VecDeque::with_capacity(group.len());
+            for piece in group {
+                if piece.last {
+                    finished.push(piece.key.clone());
+                }
+                jobs.push_back(Job {
+                    key: piece.key,
+                    values: piece.values,
+                    rows: piece.rows,
+                    offset: 0,
+                    last_key: None,
+                });
+            }
+            self.write_jobs(jobs).await?;
+            for key in finished {
+                self.close_key(&key).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Discards every open file and deletes every file already closed.
