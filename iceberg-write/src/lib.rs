@@ -9,10 +9,15 @@
 //! - [`write_data_files`] (here): write a slice of batches, get the data files back.
 //! - [`DataFileWriter`] (`writer`): the streaming writer — one open file per partition,
 //!   rolling at the target size, every file sorted when the table has a sort order; `file`
-//!   writes one Parquet file. Memory is bounded by our own properties, not by the input:
-//!   `write.max-open-files` (64; past it the least recently used file closes) and
-//!   `write.buffer-size-bytes` (128 MiB of row groups shared by the open files; past it the
-//!   largest is written out early), plus `write.sort.buffer-size-bytes` with a sort order.
+//!   writes one Parquet file; `spill` keeps the partitions past the open-file cap. Memory
+//!   is bounded by our own properties, not by the input: `write.max-open-files` (64; rows of
+//!   further partitions are spilled and each is written once at close, so any partition
+//!   count gets one file per partition), `write.spill.buffer-size-bytes` (128 MiB of spilled
+//!   rows in memory; past it they go to local Arrow IPC files under `TMPDIR` or
+//!   [`WriteOptions::spill_dir`], removed afterwards), `write.buffer-size-bytes` (128 MiB of
+//!   row groups shared by the open files; past it the largest is written out early), plus
+//!   `write.sort.buffer-size-bytes` with a sort order (sorted writers do not spill: past the
+//!   cap the least recently used file closes, as with `write.spill.enabled=false`).
 //! - [`WriteOptions`] (`options`): codec, sizes, metrics config and file-naming ids, parsed
 //!   once from table properties.
 //! - [`arrow_schema()`] (`to_arrow`): Iceberg → Arrow with `PARQUET:field_id` everywhere.

@@ -297,3 +297,83 @@ async fn spilled_partitions_roll_at_the_target_and_abort_or_drop_leave_nothing()
     drop(w);
     assert_eq!(spilled(), 0, "drop");
 }
+
+mod laws {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Any stream of batches over any number of partitions, under any cap and spill
+        /// budget: every row is written once, into the file of its partition, and each
+        /// partition has one file (the target size is far away).
+        #[test]
+        fn spilled_writes_keep_every_row_once_in_one_file_per_partition(
+            parts in proptest::collection::vec(
+                proptest::collection::vec(0i64..40, 1..200),
+                1..8,
+            ),
+            cap in 1usize..6,
+            budget in 64u64..20_000,
+        ) {
+            let schema = schema();
+            let spec = PartitionSpec::builder(&schema)
+                .add("id", Transform::Identity)
+                .unwrap()
+                .build()
+                .unwrap();
+            let spill_parent = tempfile::tempdir().unwrap();
+            let opts = options()
+                .with_max_open_files(cap)
+                .with_spill_buffer_bytes(budget)
+                .with_spill_dir(spill_parent.path());
+            let io = FileIo::memory();
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let (files, written) = runtime.block_on(async {
+                let mut w = DataFileWriter::new(&io, LOCATION, &schema, &spec, None, &opts)
+                    .unwrap();
+                let mut written: Vec<i64> = Vec::new();
+                for ids in &parts {
+                    // The payload tells rows of one partition apart.
+                    let payloads: Vec<String> = ids
+                        .iter()
+                        .map(|i| format!("{i}-{}", written.len()))
+                        .collect();
+                    written.extend(ids);
+                    let rows = batch(
+                        vec![
+                            Field::new("id", DataType::Int64, false),
+                            Field::new("payload", DataType::Utf8, true),
+                        ],
+                        vec![
+                            Arc::new(Int64Array::from(ids.clone())),
+                            Arc::new(StringArray::from(payloads)),
+                        ],
+                    );
+                    w.write(&rows).await.unwrap();
+                }
+                (w.close().await.unwrap(), written)
+            });
+            prop_assert_eq!(std::fs::read_dir(spill_parent.path()).unwrap().count(), 0);
+            let distinct: BTreeSet<i64> = written.iter().copied().collect();
+            prop_assert_eq!(files.len(), distinct.len(), "one file per partition");
+            let mut seen = Vec::new();
+            for f in &files {
+                let (read, _) = runtime.block_on(read_back(&io, f));
+                for rb in &read {
+                    let ids = rb.column(0).as_primitive::<Int64Type>();
+                    for id in ids.values().iter() {
+                        prop_assert_eq!(f.partition[0].clone(), Some(Datum::long(*id)));
+                        seen.push(*id);
+                    }
+                }
+            }
+            seen.sort_unstable();
+            let mut expected = written;
+            expected.sort_unstable();
+            prop_assert_eq!(seen, expected);
+        }
+    }
+}
