@@ -208,3 +208,47 @@ async fn open_files_share_one_row_group_budget() {
     ids.sort_unstable();
     assert_eq!(ids, (0..100_000).collect::<Vec<i64>>());
 }
+
+/// Files under `dir`, recursively (none when it does not exist).
+fn files_under(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .map(|e| e.unwrap().path())
+        .map(|p| if p.is_dir() { files_under(&p) } else { 1 })
+        .sum()
+}
+
+/// A writer dropped mid-write (a timeout, a cancelled task) leaves no file under the table:
+/// files already finished, and those finishing in the background, are deleted once their
+/// closes are done.
+#[tokio::test]
+async fn a_writer_dropped_mid_write_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = format!("file://{}/t", dir.path().display());
+    let io = FileIo::from_location(&location, &Default::default()).unwrap();
+    let schema = schema();
+    let spec = by_p(&schema);
+    // Every 4,096-row chunk fills a file: files close while the batches are written.
+    let opts = options().with_target_file_size_bytes(1);
+    let mut w = DataFileWriter::new(&io, &location, &schema, &spec, None, &opts).unwrap();
+    for k in 0..5 {
+        w.write(&rows(k * 10_000..(k + 1) * 10_000, |i| i % 3))
+            .await
+            .unwrap();
+    }
+    let data = dir.path().join("t/data");
+    assert!(
+        files_under(&data) > 0,
+        "files were finished before the drop"
+    );
+    drop(w);
+    for _ in 0..250 {
+        if files_under(&data) == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(files_under(&data), 0, "no file outlives a dropped writer");
+}

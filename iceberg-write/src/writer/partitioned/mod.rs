@@ -695,7 +695,8 @@ impl DataFileWriter {
         Ok(())
     }
 
-    /// Discards every open file and deletes every file already closed.
+    /// Discards every open file and deletes every file already closed (dropping the writer
+    /// does the same in the background).
     ///
     /// # Errors
     /// The first IO error met; the other files are still attempted.
@@ -732,5 +733,35 @@ impl DataFileWriter {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+/// A writer dropped before [`DataFileWriter::close`] or [`DataFileWriter::abort`] (a timeout,
+/// a cancelled task) discards what it wrote: its open files abort their uploads themselves
+/// (`iceberg_io::FileWriter`), and the files finishing in the background or already closed
+/// are deleted by a detached task once their closes are done, so no file is left that no
+/// snapshot will reference. Without a runtime the closes are aborted and nothing is deleted.
+impl Drop for DataFileWriter {
+    fn drop(&mut self) {
+        let closing: Vec<_> = self.closing.drain(..).collect();
+        let mut paths: Vec<String> = self.closed.drain(..).map(|f| f.file_path).collect();
+        if closing.is_empty() && paths.is_empty() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            for (_, task) in closing {
+                task.abort();
+            }
+            return;
+        };
+        let io = self.io.clone();
+        drop(runtime.spawn(async move {
+            for (path, task) in closing {
+                // Whatever the close did, its object may exist by now.
+                let _ = task.await;
+                paths.push(path);
+            }
+            let _ = io.delete_many(paths).await;
+        }));
     }
 }
