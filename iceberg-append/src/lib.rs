@@ -5,7 +5,7 @@
 //! [`write_and_prepare_append`]. With `default-features = false` no Parquet is compiled.
 //!
 //! Module map:
-//! - [`env`]: injectable clock and UUID source.
+//! - [`env`](mod@env): injectable clock and UUID source.
 //! - [`manifest`], [`manifest_list`]: the Avro files a commit writes.
 //! - [`merge`]: merge append, folding small manifests as Java does.
 //! - [`plan`]: the pure plan of one attempt (sequence numbers, row lineage, summary, metadata).

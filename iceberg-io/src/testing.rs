@@ -131,7 +131,7 @@ struct Faults {
     hooks: Vec<PutHook>,
 }
 
-/// When a [`PutHook`] runs, relative to the put it waits for.
+/// When a hook armed by [`FaultInjectingStore::on_put_matching`] runs, relative to its put.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookPoint {
     /// Before the put reaches the inner store.
