@@ -17,9 +17,11 @@ use object_store::path::Path as ObjectPath;
 
 use crate::error::{Error, Result};
 
-/// The family of stores a scheme belongs to (`s3` and `s3a` share one).
+/// The family of stores a scheme belongs to (`s3` and `s3a` share one): the one parse of a
+/// location's scheme, for this crate's stores and for catalogs that need to know the store.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Family {
+#[non_exhaustive]
+pub enum Family {
     /// Local disk.
     File,
     /// In-memory store.
@@ -35,6 +37,21 @@ pub(crate) enum Family {
 }
 
 impl Family {
+    /// The family of the store holding `location` (parsed as [`crate::FileIo`] parses it).
+    ///
+    /// # Errors
+    /// [`Error::InvalidLocation`] for a location [`crate::FileIo`] would refuse.
+    pub fn of_location(location: &str) -> Result<Self> {
+        Location::parse(location).map(|l| l.store.family)
+    }
+
+    /// Whether stores of this family make `put_if_absent` an atomic create-if-absent (local
+    /// disk, memory, S3 with `If-None-Match`, GCS, Azure); a store injected for another
+    /// scheme is not known to.
+    pub fn has_conditional_create(&self) -> bool {
+        !matches!(self, Self::Other(_))
+    }
+
     /// The family of a (lower-cased) scheme.
     fn of(scheme: &str) -> Self {
         match scheme {
@@ -205,6 +222,27 @@ mod tests {
             family,
             bucket: bucket.into(),
         }
+    }
+
+    #[test]
+    fn one_scheme_parser_for_every_crate() {
+        for (location, family) in [
+            ("S3://b/wh", Family::S3),
+            ("s3n://b/wh", Family::S3),
+            ("gcs://b/wh", Family::Gcs),
+            ("abfs://c@a.dfs.core.windows.net/wh", Family::Azure),
+            ("/tmp/wh", Family::File),
+            ("hdfs://nn/wh", Family::Other("hdfs".into())),
+        ] {
+            let found = Family::of_location(location).unwrap();
+            assert_eq!(found, family, "{location}");
+            assert_eq!(
+                found.has_conditional_create(),
+                !matches!(family, Family::Other(_)),
+                "{location}"
+            );
+        }
+        assert!(Family::of_location("no-scheme").is_err());
     }
 
     #[test]

@@ -37,16 +37,13 @@ use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{
     Catalog, Environment, MetadataCache, SystemEnvironment, Table, TableCreation, TableIdent,
 };
-use iceberg_io::{FileIo, ObjectIdentity};
+use iceberg_io::{FileIo, ObjectIdentity, StoreFamily};
 use iceberg_spec::TableMetadata;
 
 use crate::error::{Error, Result};
 
 /// The file naming the current version, as Java's `HadoopTableOperations` writes it.
 pub const VERSION_HINT_FILE: &str = "version-hint.text";
-
-/// Schemes whose stores honour conditional create.
-pub const SAFE_SCHEMES: &[&str] = &["file", "memory", "s3", "s3a", "gs", "abfss", "az"];
 
 /// `v<N>.metadata.json`.
 pub fn version_file_name(version: u32) -> String {
@@ -98,18 +95,18 @@ impl ObjectStoreCatalog {
         env: Arc<dyn Environment>,
     ) -> Result<Self> {
         let warehouse = warehouse.trim_end_matches('/').to_string();
-        let scheme = match warehouse.split_once("://") {
-            Some((scheme, _)) => scheme.to_string(),
-            None if warehouse.starts_with('/') || warehouse.starts_with("file:") => "file".into(),
-            None => String::new(),
-        };
-        if !SAFE_SCHEMES.contains(&scheme.as_str()) {
+        // The scheme as `FileIo` parses it (one parser: `s3n://`, `gcs://`, `abfs://` and
+        // `S3://` mean what they mean to the store).
+        let family = StoreFamily::of_location(&warehouse).map_err(|source| Error::Io {
+            location: warehouse.clone(),
+            source,
+        })?;
+        if !family.has_conditional_create() {
             return Err(Error::UnsupportedStore {
                 location: warehouse,
-                reason: format!(
-                    "scheme `{scheme}` is not known to honour conditional create (safe: {})",
-                    SAFE_SCHEMES.join(", ")
-                ),
+                reason: "its scheme's stores are not known to honour conditional create \
+                         (local disk, memory, S3, GCS and Azure do)"
+                    .into(),
             });
         }
         let probe = format!("{warehouse}/.iceberg-catalog-probe-{}", env.new_uuid());
