@@ -153,7 +153,10 @@ fn bench_manifests(c: &mut Criterion) {
     let mut g = c.benchmark_group("encode_manifests");
     g.throughput(Throughput::Elements(ENTRIES as u64));
     g.sample_size(10);
-    for codec in ["gzip", "uncompressed"] {
+    for codec in [
+        iceberg_spec::AvroCodec::Deflate,
+        iceberg_spec::AvroCodec::Uncompressed,
+    ] {
         let ctx = ManifestContext {
             version: iceberg_spec::FormatVersion::V2,
             schema: &schema,
@@ -183,7 +186,7 @@ fn bench_manifest_list(c: &mut Criterion) {
         version: iceberg_spec::FormatVersion::V2,
         schema: &schema,
         spec: &spec,
-        codec: "gzip",
+        codec: iceberg_spec::AvroCodec::Deflate,
         marker: [7; 16],
         target_size_bytes: 8 * 1024 * 1024,
         content: iceberg_spec::ManifestContent::Data,
@@ -213,11 +216,26 @@ fn bench_manifest_list(c: &mut Criterion) {
         first_row_id: None,
     };
     let path = "memory://wh/db/events/metadata/snap-1-1-x.avro";
-    let bytes = encode_manifest_list(path, &header, &manifests, "gzip", [7; 16]).unwrap();
+    let bytes = encode_manifest_list(
+        path,
+        &header,
+        &manifests,
+        iceberg_spec::AvroCodec::Deflate,
+        [7; 16],
+    )
+    .unwrap();
     let mut g = c.benchmark_group("manifest_list");
     g.throughput(Throughput::Elements(MANIFESTS as u64));
     g.bench_function("encode 1k manifests", |b| {
-        b.iter(|| encode_manifest_list(path, &header, black_box(&manifests), "gzip", [7; 16]))
+        b.iter(|| {
+            encode_manifest_list(
+                path,
+                &header,
+                black_box(&manifests),
+                iceberg_spec::AvroCodec::Deflate,
+                [7; 16],
+            )
+        })
     });
     g.bench_function("decode 1k manifests", |b| {
         b.iter(|| decode_manifest_list(path, black_box(&bytes)).unwrap())

@@ -207,7 +207,7 @@ async fn write_manifests(
             version: meta.format_version,
             schema,
             spec,
-            codec: &props.manifest.compression_codec,
+            codec: props.manifest.compression_codec,
             marker: env.sync_marker(),
             target_size_bytes: props.manifest.target_size_bytes,
             content: iceberg_spec::ManifestContent::Data,
@@ -384,7 +384,7 @@ impl PendingAppend {
             &manifest_list_path,
             &plan.header,
             plan.manifests,
-            &props.manifest.compression_codec,
+            props.manifest.compression_codec,
             env.sync_marker(),
             Some(&parent),
         )?;

@@ -10,7 +10,7 @@ use std::borrow::Borrow;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use iceberg_spec::{FormatVersion, ManifestFile};
+use iceberg_spec::{AvroCodec, FormatVersion, ManifestFile};
 
 use crate::avro::blocks::{self, Block, EncodedBlocks};
 use crate::avro::{self, ContainerWriter, decode, encode};
@@ -96,7 +96,7 @@ pub fn encode_manifest_list<M: Borrow<ManifestFile>>(
     path: &str,
     header: &ManifestListHeader,
     manifests: &[M],
-    codec: &str,
+    codec: AvroCodec,
     marker: [u8; 16],
 ) -> Result<Vec<u8>> {
     let schema = avro::schema::manifest_list_schema(header.version).to_string();
@@ -118,7 +118,7 @@ pub fn encode_manifest_list_onto(
     path: &str,
     header: &ManifestListHeader,
     manifests: Vec<Arc<ManifestFile>>,
-    codec: &str,
+    codec: AvroCodec,
     marker: [u8; 16],
     parent: Option<&ManifestList>,
 ) -> Result<(Bytes, ManifestList)> {

@@ -297,7 +297,7 @@ impl Merger<'_> {
             version: self.meta.format_version,
             schema: self.meta.current_schema()?,
             spec,
-            codec: &self.props.manifest.compression_codec,
+            codec: self.props.manifest.compression_codec,
             marker: self.marker,
             // One bin becomes one manifest, whatever its size.
             target_size_bytes: u64::MAX,

@@ -15,6 +15,7 @@
 //! - [`table_metadata`]: the `metadata.json` document, parsed, validated and written.
 //! - [`properties`]: typed table properties with Java's defaults.
 
+pub mod codec;
 pub mod data_file;
 pub mod datum;
 pub mod error;
@@ -28,6 +29,7 @@ pub mod table_metadata;
 pub mod transform;
 pub mod types;
 
+pub use codec::{AvroCodec, ParquetCodec};
 pub use data_file::{DataContentType, DataFile, FileFormat};
 pub use datum::Datum;
 pub use error::{Error, Result};

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::codec::{AvroCodec, ParquetCodec};
 use crate::error::{Error, Result};
 
 /// Parquet compression codec.
@@ -200,8 +201,8 @@ pub struct MetricsProperties {
 /// Parquet writer settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParquetProperties {
-    /// Codec name, lower case (`zstd`, `snappy`, `gzip`, `lz4`, `brotli`, `uncompressed`).
-    pub compression_codec: String,
+    /// Codec of data files.
+    pub compression_codec: ParquetCodec,
     /// Codec level, when set.
     pub compression_level: Option<i32>,
     /// Row-group target in bytes.
@@ -238,8 +239,8 @@ pub struct ManifestProperties {
     pub target_size_bytes: u64,
     /// Fewest manifests in a bin before it is merged.
     pub min_count_to_merge: usize,
-    /// Avro codec for manifests and manifest lists (`gzip`, `snappy`, `zstd`, `uncompressed`).
-    pub compression_codec: String,
+    /// Avro codec for manifests and manifest lists.
+    pub compression_codec: AvroCodec,
 }
 
 /// Every table property this library acts on, parsed once.
@@ -331,21 +332,15 @@ impl Props<'_> {
         Ok(v)
     }
 
-    fn codec(&self, key: &str, default: &str, allowed: &[&str]) -> Result<String> {
-        let v = self
-            .0
-            .get(key)
-            .map_or(default, String::as_str)
-            .trim()
-            .to_ascii_lowercase();
-        if allowed.contains(&v.as_str()) {
-            Ok(v)
-        } else {
-            Err(Error::InvalidProperty {
+    /// A codec by its name, defaulting to `default`; an unknown name is an error naming it.
+    fn codec<C: FromStr<Err = String>>(&self, key: &str, default: C) -> Result<C> {
+        match self.0.get(key) {
+            None => Ok(default),
+            Some(v) => v.parse().map_err(|reason| Error::InvalidProperty {
                 key: key.into(),
-                value: v,
-                reason: format!("expected one of {}", allowed.join(", ")),
-            })
+                value: v.clone(),
+                reason,
+            }),
         }
     }
 }
@@ -381,22 +376,9 @@ impl TableProperties {
         } else {
             AVRO_COMPRESSION
         };
-        let avro_codecs = ["gzip", "deflate", "snappy", "zstd", "uncompressed", "none"];
         Ok(Self {
             parquet: ParquetProperties {
-                compression_codec: p.codec(
-                    PARQUET_COMPRESSION,
-                    DEFAULT_PARQUET_COMPRESSION,
-                    &[
-                        "zstd",
-                        "snappy",
-                        "gzip",
-                        "lz4",
-                        "brotli",
-                        "uncompressed",
-                        "none",
-                    ],
-                )?,
+                compression_codec: p.codec(PARQUET_COMPRESSION, ParquetCodec::Zstd)?,
                 compression_level: match props.get(PARQUET_COMPRESSION_LEVEL) {
                     None => None,
                     Some(_) => Some(p.parse(PARQUET_COMPRESSION_LEVEL, 0, "an integer")?),
@@ -481,11 +463,7 @@ impl TableProperties {
                     DEFAULT_MANIFEST_MIN_MERGE_COUNT,
                     "a non-negative integer",
                 )?,
-                compression_codec: p.codec(
-                    manifest_codec_key,
-                    DEFAULT_AVRO_COMPRESSION,
-                    &avro_codecs,
-                )?,
+                compression_codec: p.codec(manifest_codec_key, AvroCodec::Deflate)?,
             },
             metadata_previous_versions_max: p.parse(
                 METADATA_PREVIOUS_VERSIONS_MAX,
@@ -514,12 +492,12 @@ mod tests {
     #[test]
     fn defaults_are_javas() {
         let p = TableProperties::default();
-        assert_eq!(p.parquet.compression_codec, "zstd");
+        assert_eq!(p.parquet.compression_codec, ParquetCodec::Zstd);
         assert_eq!(p.target_file_size_bytes, 536_870_912);
         assert_eq!(p.commit_retry.num_retries, 4);
         assert_eq!(p.manifest.target_size_bytes, 8_388_608);
         assert_eq!(p.manifest.min_count_to_merge, 100);
-        assert_eq!(p.manifest.compression_codec, "gzip");
+        assert_eq!(p.manifest.compression_codec, AvroCodec::Deflate);
         assert_eq!(p.metrics.max_inferred_column_defaults, 100);
         assert_eq!(p.metadata_previous_versions_max, 100);
         assert!(!p.object_storage_enabled);
@@ -551,7 +529,7 @@ mod tests {
         let p = TableProperties::parse(&m).unwrap();
         assert_eq!(p.metrics.default_mode, Some(MetricsMode::Truncate(8)));
         assert_eq!(p.metrics.column_modes["a.b"], MetricsMode::Full);
-        assert_eq!(p.parquet.compression_codec, "snappy");
+        assert_eq!(p.parquet.compression_codec, ParquetCodec::Snappy);
 
         m.insert(WRITE_TARGET_FILE_SIZE_BYTES.to_string(), "-5".to_string());
         let err = TableProperties::parse(&m).unwrap_err().to_string();
@@ -559,6 +537,14 @@ mod tests {
         m.remove(WRITE_TARGET_FILE_SIZE_BYTES);
         m.insert(METRICS_DEFAULT.to_string(), "truncate(0)".to_string());
         assert!(TableProperties::parse(&m).is_err());
+        m.remove(METRICS_DEFAULT);
+        // An Avro codec Parquet has but Avro does not: refused, never "no compression".
+        m.insert(AVRO_COMPRESSION.to_string(), "lz4".to_string());
+        let err = TableProperties::parse(&m).unwrap_err().to_string();
+        assert!(
+            err.contains(AVRO_COMPRESSION) && err.contains("lz4"),
+            "{err}"
+        );
     }
 
     #[test]

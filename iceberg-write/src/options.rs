@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use iceberg_spec::SortOrder;
-use iceberg_spec::properties::{PARQUET_COMPRESSION, PARQUET_COMPRESSION_LEVEL, TableProperties};
+use iceberg_spec::properties::{PARQUET_COMPRESSION_LEVEL, TableProperties};
+use iceberg_spec::{ParquetCodec, SortOrder};
 use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
 use uuid::Uuid;
 
@@ -96,7 +96,7 @@ impl WriteOptions {
     pub fn from_properties(props: &TableProperties) -> Result<Self> {
         let p = &props.parquet;
         Ok(Self {
-            compression: compression(&p.compression_codec, p.compression_level)?,
+            compression: compression(p.compression_codec, p.compression_level)?,
             row_group_size_rows: p.row_group_size_rows,
             row_group_size_bytes: p.row_group_size_bytes,
             page_size_bytes: p.page_size_bytes,
@@ -230,8 +230,8 @@ impl WriteOptions {
     }
 }
 
-/// The Parquet codec for a codec name and optional level.
-fn compression(codec: &str, level: Option<i32>) -> Result<Compression> {
+/// The Parquet codec for a table's codec and optional level.
+fn compression(codec: ParquetCodec, level: Option<i32>) -> Result<Compression> {
     let bad_level = |reason: String| Error::InvalidOption {
         option: PARQUET_COMPRESSION_LEVEL.into(),
         value: level.map(|l| l.to_string()).unwrap_or_default(),
@@ -245,34 +245,29 @@ fn compression(codec: &str, level: Option<i32>) -> Result<Compression> {
         }
     };
     Ok(match codec {
-        "zstd" => Compression::ZSTD(
+        ParquetCodec::Zstd => Compression::ZSTD(
             ZstdLevel::try_new(level.unwrap_or(DEFAULT_ZSTD_LEVEL))
                 .map_err(|e| bad_level(e.to_string()))?,
         ),
-        "gzip" => Compression::GZIP(
+        ParquetCodec::Gzip => Compression::GZIP(
             GzipLevel::try_new(unsigned(DEFAULT_GZIP_LEVEL)?)
                 .map_err(|e| bad_level(e.to_string()))?,
         ),
-        "brotli" => Compression::BROTLI(
+        ParquetCodec::Brotli => Compression::BROTLI(
             BrotliLevel::try_new(unsigned(DEFAULT_BROTLI_LEVEL)?)
                 .map_err(|e| bad_level(e.to_string()))?,
         ),
-        "snappy" => Compression::SNAPPY,
-        "lz4" => Compression::LZ4_RAW,
-        "uncompressed" | "none" => Compression::UNCOMPRESSED,
-        other => {
-            return Err(Error::InvalidOption {
-                option: PARQUET_COMPRESSION.into(),
-                value: other.into(),
-                reason: "expected zstd, gzip, brotli, snappy, lz4 or uncompressed".into(),
-            });
-        }
+        ParquetCodec::Snappy => Compression::SNAPPY,
+        ParquetCodec::Lz4 => Compression::LZ4_RAW,
+        ParquetCodec::Uncompressed => Compression::UNCOMPRESSED,
     })
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use iceberg_spec::properties::PARQUET_COMPRESSION;
+
     use super::*;
 
     #[test]

@@ -8,6 +8,7 @@ pub(crate) mod encode;
 pub(crate) mod names;
 pub(crate) mod schema;
 
+use iceberg_spec::AvroCodec;
 use std::collections::HashMap;
 
 use apache_avro::types::Value;
@@ -16,19 +17,19 @@ use apache_avro::{Codec, DeflateSettings, Reader, ZstandardSettings};
 use self::blocks::{Block, EncodedBlocks};
 use crate::error::{Error, Result};
 
-/// The Avro codec for a table's manifest codec name (`gzip` is Avro's `deflate`).
+/// The Avro codec for a table's manifest codec (`gzip` is Avro's `deflate`).
 ///
 /// Deflate runs at its fastest level: a fast append rewrites the whole manifest list every
 /// commit, and at the default level compressing it was the largest single cost of a commit
 /// on a table with a long history (manifests come out a few percent larger).
-pub(crate) fn codec(name: &str) -> Codec {
-    match name {
-        "gzip" | "deflate" => Codec::Deflate(DeflateSettings::new(
+pub(crate) fn codec(codec: AvroCodec) -> Codec {
+    match codec {
+        AvroCodec::Deflate => Codec::Deflate(DeflateSettings::new(
             miniz_oxide::deflate::CompressionLevel::BestSpeed,
         )),
-        "snappy" => Codec::Snappy,
-        "zstd" => Codec::Zstandard(ZstandardSettings::default()),
-        _ => Codec::Null,
+        AvroCodec::Snappy => Codec::Snappy,
+        AvroCodec::Zstd => Codec::Zstandard(ZstandardSettings::default()),
+        AvroCodec::Uncompressed => Codec::Null,
     }
 }
 

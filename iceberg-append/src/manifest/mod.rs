@@ -5,6 +5,7 @@
 
 mod summary;
 
+use iceberg_spec::AvroCodec;
 use std::collections::HashMap;
 
 use iceberg_spec::{
@@ -26,8 +27,8 @@ pub struct ManifestContext<'a> {
     pub schema: &'a Schema,
     /// The partition spec of every entry.
     pub spec: &'a PartitionSpec,
-    /// Manifest codec name (`gzip`, `snappy`, `zstd`, `uncompressed`).
-    pub codec: &'a str,
+    /// Manifest codec.
+    pub codec: AvroCodec,
     /// Avro sync marker (fixed for byte-stable fixtures).
     pub marker: [u8; 16],
     /// Roll to a new manifest past this many bytes.

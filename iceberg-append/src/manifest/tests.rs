@@ -75,7 +75,7 @@ fn partition_names_are_sanitized_as_java_and_read_back() {
         version: FormatVersion::V2,
         schema: &schema,
         spec: &spec,
-        codec: "deflate",
+        codec: iceberg_spec::AvroCodec::Deflate,
         marker: [1; 16],
         target_size_bytes: u64::MAX,
         content: ManifestContent::Data,
@@ -136,7 +136,7 @@ fn raw_partition_names_of_other_writers_are_read() {
         "raw.avro",
         &text,
         &meta,
-        crate::avro::codec("zstd"),
+        crate::avro::codec(iceberg_spec::AvroCodec::Zstd),
         [2; 16],
     );
     let types = encode::partition_types(&pt);

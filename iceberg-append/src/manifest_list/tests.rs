@@ -80,7 +80,7 @@ proptest! {
     #[test]
     fn lists_written_onto_parents_decode_to_their_rows(
         version in prop_oneof![Just(FormatVersion::V1), Just(FormatVersion::V2), Just(FormatVersion::V3)],
-        codec in prop_oneof![Just("gzip"), Just("snappy"), Just("zstd"), Just("uncompressed")],
+        codec in prop_oneof![Just(iceberg_spec::AvroCodec::Deflate), Just(iceberg_spec::AvroCodec::Snappy), Just(iceberg_spec::AvroCodec::Zstd), Just(iceberg_spec::AvroCodec::Uncompressed)],
         steps in proptest::collection::vec(step(), 1..200),
         reread_every in 1usize..8,
     ) {
@@ -164,7 +164,7 @@ fn blocks_grow_rather_than_multiply_over_many_fast_appends() {
             "l.avro",
             &header(v, i as i64 + 2),
             rows,
-            "gzip",
+            iceberg_spec::AvroCodec::Deflate,
             [5; 16],
             parent.as_ref(),
         )
@@ -179,8 +179,14 @@ fn blocks_grow_rather_than_multiply_over_many_fast_appends() {
                 sizes[1..].iter().all(|&n| n >= REENCODE_BELOW_ROWS),
                 "{sizes:?}"
             );
-            let whole = encode_manifest_list("w.avro", &header(v, 2), list.rows(), "gzip", [5; 16])
-                .unwrap();
+            let whole = encode_manifest_list(
+                "w.avro",
+                &header(v, 2),
+                list.rows(),
+                iceberg_spec::AvroCodec::Deflate,
+                [5; 16],
+            )
+            .unwrap();
             eprintln!(
                 "{} vs {} bytes, {} blocks",
                 bytes.len(),
@@ -207,9 +213,15 @@ fn blocks_grow_rather_than_multiply_over_many_fast_appends() {
 fn a_list_from_another_writer_is_encoded_whole() {
     let v = FormatVersion::V2;
     let rows: Vec<Arc<ManifestFile>> = (0..300).map(|n| Arc::new(row(v, n))).collect();
-    let (bytes, _) =
-        encode_manifest_list_onto("p.avro", &header(v, 2), rows.clone(), "gzip", [1; 16], None)
-            .unwrap();
+    let (bytes, _) = encode_manifest_list_onto(
+        "p.avro",
+        &header(v, 2),
+        rows.clone(),
+        iceberg_spec::AvroCodec::Deflate,
+        [1; 16],
+        None,
+    )
+    .unwrap();
     let mut parent = ManifestList::decode("p.avro", bytes).unwrap();
     // A schema written differently (another writer) must not be copied from.
     if let Some(e) = parent.encoded.as_mut() {
@@ -221,7 +233,7 @@ fn a_list_from_another_writer_is_encoded_whole() {
         "n.avro",
         &header(v, 3),
         next,
-        "gzip",
+        iceberg_spec::AvroCodec::Deflate,
         [2; 16],
         Some(&parent),
     )
@@ -238,7 +250,7 @@ fn a_list_from_another_writer_is_encoded_whole() {
             "p.avro",
             &header(v, 2),
             list.rows()[1..].to_vec(),
-            "snappy",
+            iceberg_spec::AvroCodec::Snappy,
             [1; 16],
             None,
         )
@@ -250,7 +262,7 @@ fn a_list_from_another_writer_is_encoded_whole() {
         "m.avro",
         &header(v, 3),
         list.rows().to_vec(),
-        "gzip",
+        iceberg_spec::AvroCodec::Deflate,
         [3; 16],
         Some(&parent),
     )

@@ -221,7 +221,7 @@ proptest! {
     #[test]
     fn manifests_decode_to_what_was_encoded(
         (v, entries) in entries(),
-        codec in prop_oneof![Just("gzip"), Just("zstd"), Just("snappy"), Just("uncompressed")],
+        codec in prop_oneof![Just(iceberg_spec::AvroCodec::Deflate), Just(iceberg_spec::AvroCodec::Snappy), Just(iceberg_spec::AvroCodec::Zstd), Just(iceberg_spec::AvroCodec::Uncompressed)],
         target in prop_oneof![Just(1u64), Just(2_000), Just(u64::MAX)],
     ) {
         let (schema, spec) = table(v);
@@ -322,7 +322,7 @@ proptest! {
             sequence_number: 3,
             first_row_id: Some(0),
         };
-        let bytes = encode_manifest_list("l.avro", &header, &files, "gzip", [1; 16]).unwrap();
+        let bytes = encode_manifest_list("l.avro", &header, &files, iceberg_spec::AvroCodec::Deflate, [1; 16]).unwrap();
         let back = decode_manifest_list("l.avro", &bytes).unwrap();
         prop_assert_eq!(back, files);
     }
@@ -352,7 +352,7 @@ fn a_decimal_outside_its_precision_is_refused_with_the_file_named() {
         version: FormatVersion::V2,
         schema: &schema,
         spec: &spec,
-        codec: "gzip",
+        codec: iceberg_spec::AvroCodec::Deflate,
         marker: [0; 16],
         target_size_bytes: u64::MAX,
         content: iceberg_spec::ManifestContent::Data,

@@ -107,7 +107,7 @@ impl Fixture {
             version: meta.format_version,
             schema: meta.current_schema().unwrap(),
             spec: meta.default_spec().unwrap(),
-            codec: "gzip",
+            codec: iceberg_spec::AvroCodec::Deflate,
             marker: [3; 16],
             target_size_bytes: u64::MAX,
             content,
@@ -158,7 +158,14 @@ impl Fixture {
                 m
             })
             .collect();
-        let bytes = encode_manifest_list(&list_path, &plan.header, &rows, "gzip", [4; 16]).unwrap();
+        let bytes = encode_manifest_list(
+            &list_path,
+            &plan.header,
+            &rows,
+            iceberg_spec::AvroCodec::Deflate,
+            [4; 16],
+        )
+        .unwrap();
         io.put(&list_path, bytes.into()).await.unwrap();
         self.catalog
             .commit(
