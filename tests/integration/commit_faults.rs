@@ -288,17 +288,24 @@ async fn s3_swap_stored_then_503_is_our_own_write() {
     assert_eq!(held, (0..3).collect());
 }
 
+/// The table of [`Backend::create`] in a new moto server's `bucket`; `None` when moto is
+/// missing (and not required).
+async fn s3_table(bucket: &str) -> Option<Backend> {
+    let moto = iceberg_io::testing::moto::MotoServer::start()?;
+    moto.create_bucket(bucket);
+    let backend = Backend::S3(moto, format!("s3://{bucket}/wh"));
+    backend.create().await;
+    Some(backend)
+}
+
 /// On S3 (moto), each write of an append in turn is stored and then its answer is lost: a 503
 /// (which the client retries) or a connection closed with no answer. Every outcome is true
 /// and the table stays whole.
 #[tokio::test]
 async fn s3_lost_answers_at_each_write_of_an_append() {
-    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+    let Some(backend) = s3_table("answers").await else {
         return;
     };
-    moto.create_bucket("answers");
-    let backend = Backend::S3(moto, "s3://answers/wh".into());
-    backend.create().await;
     let Backend::S3(moto, _) = &backend else {
         unreachable!()
     };
@@ -343,12 +350,9 @@ async fn s3_lost_answers_at_each_write_of_an_append() {
 /// then finds the version taken, it reloads, re-plans onto the other's snapshot and lands.
 #[tokio::test]
 async fn s3_slow_swap_is_overtaken_and_retried() {
-    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+    let Some(backend) = s3_table("slow").await else {
         return;
     };
-    moto.create_bucket("slow");
-    let backend = Backend::S3(moto, "s3://slow/wh".into());
-    backend.create().await;
     let Backend::S3(moto, _) = &backend else {
         unreachable!()
     };

@@ -219,16 +219,12 @@ async fn an_unknown_swap_found_absent_is_retried() {
     all_listed_files_exist(&catalog, &ident).await;
 }
 
-/// With no retry left, an unknown swap found absent stays unknown (a late swap may still
-/// arrive): nothing the commit wrote is deleted.
-#[tokio::test]
-async fn an_unknown_swap_without_retries_stays_unknown_and_deletes_nothing() {
-    let (catalog, ident, env) = setup(Fault::UnknownNotLanded, 0).await;
-    let before = catalog
-        .io()
-        .list("memory://wh/db/t/metadata")
-        .await
-        .unwrap();
+/// Appends `second` under `fault` with `retries`, which must end as an unknown outcome
+/// that kept the manifest and manifest list it wrote; returns the catalog.
+async fn unknown_and_nothing_deleted(fault: Fault, retries: u32) -> Faulty {
+    let (catalog, ident, env) = setup(fault, retries).await;
+    let metadata = || catalog.io().list("memory://wh/db/t/metadata");
+    let before = metadata().await.unwrap();
     let err = commit_append(
         &catalog,
         &ident,
@@ -238,53 +234,32 @@ async fn an_unknown_swap_without_retries_stays_unknown_and_deletes_nothing() {
     )
     .await
     .unwrap_err();
-    assert!(err.is_commit_state_unknown(), "{err}");
-    let after = catalog
-        .io()
-        .list("memory://wh/db/t/metadata")
-        .await
-        .unwrap();
+    assert!(err.is_commit_state_unknown(), "{fault:?}: {err}");
+    let after = metadata().await.unwrap();
+    assert!(before.iter().all(|p| after.contains(p)));
     let new: Vec<&String> = after.iter().filter(|p| !before.contains(p)).collect();
     assert!(
         new.iter().any(|p| p.contains("/snap-")) && new.iter().any(|p| p.ends_with("-m0.avro")),
-        "the manifest and manifest list written stay: {new:?}"
+        "{fault:?}: the manifest and manifest list written stay: {new:?}"
     );
+    catalog
+}
+
+/// With no retry left, an unknown swap found absent stays unknown (a late swap may still
+/// arrive): nothing the commit wrote is deleted.
+#[tokio::test]
+async fn an_unknown_swap_without_retries_stays_unknown_and_deletes_nothing() {
+    unknown_and_nothing_deleted(Fault::UnknownNotLanded, 0).await;
 }
 
 /// A conflict whose reload fails is an unknown outcome: nothing this commit wrote is deleted.
 #[tokio::test]
 async fn a_failed_reload_is_unknown_and_deletes_nothing() {
-    let (catalog, ident, env) = setup(Fault::ConflictThenReloadsFail, 3).await;
-    let before = catalog
-        .io()
-        .list("memory://wh/db/t/metadata")
-        .await
-        .unwrap();
-    let err = commit_append(
-        &catalog,
-        &ident,
-        vec![file("second")],
-        BTreeMap::new(),
-        env.as_ref(),
-    )
-    .await
-    .unwrap_err();
-    assert!(err.is_commit_state_unknown(), "{err}");
+    let catalog = unknown_and_nothing_deleted(Fault::ConflictThenReloadsFail, 3).await;
     assert_eq!(
         catalog.loads_after_fault.load(Ordering::SeqCst),
         3,
         "the reload is retried before the outcome is called unknown"
-    );
-    let after = catalog
-        .io()
-        .list("memory://wh/db/t/metadata")
-        .await
-        .unwrap();
-    let new: Vec<&String> = after.iter().filter(|p| !before.contains(p)).collect();
-    assert!(before.iter().all(|p| after.contains(p)));
-    assert!(
-        new.iter().any(|p| p.contains("/snap-")) && new.iter().any(|p| p.ends_with("-m0.avro")),
-        "the manifest and manifest list written stay: {new:?}"
     );
 }
 

@@ -38,6 +38,23 @@ fn schema() -> Schema {
     .unwrap()
 }
 
+/// A batch of `id` (int64) and `payload` (string) columns.
+fn id_payload_batch(
+    ids: Vec<i64>,
+    payloads: Vec<String>,
+) -> iceberg_write::arrow_array::RecordBatch {
+    batch(
+        vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("payload", DataType::Utf8, true),
+        ],
+        vec![
+            Arc::new(Int64Array::from(ids)),
+            Arc::new(StringArray::from(payloads)),
+        ],
+    )
+}
+
 /// Objects made so far: single puts and completed multipart uploads.
 fn objects(store: &FaultInjectingStore) -> usize {
     store.count(OpKind::Put) + store.count(OpKind::CompleteMultipart)
@@ -81,16 +98,7 @@ async fn write_1100_buckets(
             "batch {b}: {} buckets",
             touched.len()
         );
-        let batch = batch(
-            vec![
-                Field::new("id", DataType::Int64, false),
-                Field::new("payload", DataType::Utf8, true),
-            ],
-            vec![
-                Arc::new(Int64Array::from(ids)),
-                Arc::new(StringArray::from(payloads)),
-            ],
-        );
+        let batch = id_payload_batch(ids, payloads);
         let before = objects(&store);
         w.write(&batch).await.unwrap();
         closed_per_batch.push((objects(&store) - before, touched.len()));
@@ -233,17 +241,7 @@ async fn fill_40_batches(w: &mut DataFileWriter) {
     for b in 0..40i64 {
         let ids: Vec<i64> = (b * 2000..(b + 1) * 2000).collect();
         let payloads: Vec<String> = ids.iter().map(|i| format!("payload-{i:>12}")).collect();
-        let rows = batch(
-            vec![
-                Field::new("id", DataType::Int64, false),
-                Field::new("payload", DataType::Utf8, true),
-            ],
-            vec![
-                Arc::new(Int64Array::from(ids)),
-                Arc::new(StringArray::from(payloads)),
-            ],
-        );
-        w.write(&rows).await.unwrap();
+        w.write(&id_payload_batch(ids, payloads)).await.unwrap();
     }
 }
 
@@ -342,17 +340,7 @@ mod laws {
                         .map(|i| format!("{i}-{}", written.len()))
                         .collect();
                     written.extend(ids);
-                    let rows = batch(
-                        vec![
-                            Field::new("id", DataType::Int64, false),
-                            Field::new("payload", DataType::Utf8, true),
-                        ],
-                        vec![
-                            Arc::new(Int64Array::from(ids.clone())),
-                            Arc::new(StringArray::from(payloads)),
-                        ],
-                    );
-                    w.write(&rows).await.unwrap();
+                    w.write(&id_payload_batch(ids.clone(), payloads)).await.unwrap();
                 }
                 (w.close().await.unwrap(), written)
             });
