@@ -21,9 +21,15 @@ pub(crate) struct Cli {
     /// `postgres://...` / `postgresql://...`, or `object-store` (Hadoop layout, no database).
     #[arg(long, global = true)]
     pub(crate) catalog: Option<String>,
-    /// File IO setting `key=value` (`s3.endpoint=...`); repeatable. Give it before the
-    /// subcommand: after it, `--property` sets table properties.
-    #[arg(long = "property", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    /// File IO setting `key=value` (`s3.endpoint=...`, credentials); repeatable. Give it
+    /// before the subcommand, as `--io` (or `--property`): after it, `--property` sets table
+    /// properties, which refuse credentials.
+    #[arg(
+        long = "io",
+        visible_alias = "property",
+        value_name = "KEY=VALUE",
+        value_parser = parse_key_value
+    )]
     pub(crate) io_properties: Vec<(String, String)>,
     /// Machine-readable JSON on stdout (and an error as a JSON object on stderr).
     #[arg(long, global = true)]
@@ -99,8 +105,14 @@ pub(crate) struct TableDefArgs {
     /// Table format version.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=3))]
     pub(crate) format_version: u8,
-    /// Table property `key=value`; repeatable.
-    #[arg(long = "property", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    /// Table property `key=value`, stored in the table's metadata; repeatable. Credentials
+    /// are refused: they go before the subcommand, as `--io`.
+    #[arg(
+        long = "table-property",
+        visible_alias = "property",
+        value_name = "KEY=VALUE",
+        value_parser = parse_key_value
+    )]
     pub(crate) properties: Vec<(String, String)>,
 }
 

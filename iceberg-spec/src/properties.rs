@@ -198,6 +198,32 @@ pub struct MetricsProperties {
     pub max_inferred_column_defaults: usize,
 }
 
+/// Key segments that name a credential (`s3.secret-access-key`, `adls.sas-token.<account>`,
+/// `gcs.oauth2.token`, `*.password`, ...): file IO and catalog settings, never table
+/// properties, which every reader of the table can see in `metadata.json`.
+pub const SECRET_KEY_SEGMENTS: &[&str] = &[
+    "secret-access-key",
+    "access-key-id",
+    "session-token",
+    "secret",
+    "password",
+    "token",
+    "sas-token",
+    "account-key",
+    "client-secret",
+    "credential",
+    "private-key",
+];
+
+/// Whether `key` names a credential (see [`SECRET_KEY_SEGMENTS`]), by its dot-separated
+/// segments, case-insensitively.
+pub fn is_secret_key(key: &str) -> bool {
+    key.split('.').any(|segment| {
+        let segment = segment.trim().to_ascii_lowercase();
+        SECRET_KEY_SEGMENTS.contains(&segment.as_str())
+    })
+}
+
 /// Parquet writer settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParquetProperties {
@@ -545,6 +571,33 @@ mod tests {
             err.contains(AVRO_COMPRESSION) && err.contains("lz4"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn secret_keys_are_told_apart_from_settings() {
+        for key in [
+            "s3.secret-access-key",
+            "s3.access-key-id",
+            "s3.session-token",
+            "token",
+            "gcs.oauth2.token",
+            "adls.sas-token.myaccount.dfs.core.windows.net",
+            "adls.account-key",
+            "credential",
+            "jdbc.password",
+            "S3.Secret-Access-Key",
+        ] {
+            assert!(is_secret_key(key), "{key}");
+        }
+        for key in [
+            "write.parquet.compression-codec",
+            "s3.endpoint",
+            "s3.region",
+            "token-count",
+            "write.metadata.delete-after-commit.enabled",
+        ] {
+            assert!(!is_secret_key(key), "{key}");
+        }
     }
 
     #[test]

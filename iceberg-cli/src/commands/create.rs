@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use iceberg_append::{Table, TableCreation, TableIdent};
+use iceberg_spec::properties::is_secret_key;
 use iceberg_spec::{FormatVersion, Schema};
 use serde_json::json;
 
@@ -134,6 +135,15 @@ pub(crate) fn creation(def: &TableDefArgs, schema: Schema) -> Result<TableCreati
     creation.spec = spec;
     creation.sort_order = sort_order;
     creation.format_version = format_version;
+    if let Some((key, _)) = def.properties.iter().find(|(k, _)| is_secret_key(k)) {
+        // A table property is in `metadata.json` for every reader of the table to see.
+        return Err(Error::Usage(format!(
+            "--property {key}=... after the subcommand would be a table property, written into \
+             the table's metadata for every reader to see; a credential is a file IO setting: \
+             give it before the subcommand (`iceberg --io {key}=... append ...`) or in the \
+             environment"
+        )));
+    }
     creation.properties = def.properties.iter().cloned().collect();
     Ok(creation)
 }

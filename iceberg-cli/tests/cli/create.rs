@@ -1,6 +1,6 @@
 //! `iceberg create`: schemas from data files and schema JSON, partition and sort syntax.
 
-use crate::{Env, fixtures};
+use crate::{Env, files_under, fixtures};
 
 #[test]
 fn create_from_csv_with_partition_sort_version_and_properties() {
@@ -128,4 +128,73 @@ fn create_errors_point_at_the_offending_part() {
     // Nothing was created by the failures.
     let err = env.fail(&["inspect", "db.t"]);
     assert!(err.contains("does not exist"), "{err}");
+}
+
+/// A credential given as a table property is refused (exit 2) with a message saying where it
+/// goes, whichever spelling, for `create` and `append --create`: nothing is created and the
+/// secret is in no file under the warehouse.
+#[test]
+fn credentials_are_refused_as_table_properties_and_never_written() {
+    let env = Env::new();
+    let input = fixtures::parquet(&env, "a.parquet", &[1, 2, 3]);
+    let p = input.to_str().unwrap();
+    let cases: [&[&str]; 3] = [
+        &[
+            "create",
+            "db.t",
+            "--schema-from",
+            p,
+            "--property",
+            "s3.secret-access-key=TOPSECRET42",
+        ],
+        &[
+            "append",
+            "--create",
+            "db.t",
+            p,
+            "--table-property",
+            "s3.session-token=TOPSECRET42",
+        ],
+        &[
+            "append",
+            "--create",
+            "db.t",
+            p,
+            "--property",
+            "adls.sas-token.acct.dfs.core.windows.net=TOPSECRET42",
+        ],
+    ];
+    for args in cases {
+        let out = env.run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("before the subcommand") && err.contains("--io"),
+            "{args:?}: {err}"
+        );
+    }
+    for file in files_under(&env.warehouse()) {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            !bytes.windows(11).any(|w| w == b"TOPSECRET42"),
+            "{} holds the secret",
+            file.display()
+        );
+    }
+    let err = env.fail(&["inspect", "db.t"]);
+    assert!(err.contains("does not exist"), "{err}");
+    // Ordinary table properties still go in, with either spelling.
+    env.ok(&[
+        "create",
+        "db.t",
+        "--schema-from",
+        p,
+        "--table-property",
+        "write.parquet.compression-codec=snappy",
+        "--property",
+        "commit.retry.num-retries=7",
+    ]);
+    let props = &env.json(&["inspect", "db.t"])["properties"];
+    assert_eq!(props["write.parquet.compression-codec"], "snappy");
+    assert_eq!(props["commit.retry.num-retries"], "7");
 }
