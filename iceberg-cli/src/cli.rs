@@ -88,6 +88,9 @@ pub(crate) struct CreateArgs {
     pub(crate) def: TableDefArgs,
 }
 
+/// The format version of a new table when `--format-version` is not given.
+pub(crate) const DEFAULT_FORMAT_VERSION: u8 = 2;
+
 /// How a new table looks: the options shared by `create` and `append --create`.
 #[derive(Debug, Args, Clone, Default)]
 pub(crate) struct TableDefArgs {
@@ -96,15 +99,16 @@ pub(crate) struct TableDefArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) schema_from: Option<PathBuf>,
     /// Partition field, as Spark writes it: `c`, `identity(c)`, `bucket(16, c)`,
-    /// `truncate(4, c)`, `year(c)`, `month(c)`, `day(c)`, `hour(c)`, `void(c)`; repeatable.
+    /// `truncate(4, c)`, `year(c)`, `month(c)`, `day(c)`, `hour(c)`, `void(c)`;
+    /// comma-separated or repeated.
     #[arg(long, value_name = "EXPR")]
     pub(crate) partition: Vec<String>,
     /// Sort key `term [asc|desc] [nulls first|nulls last]`, comma-separated or repeated.
     #[arg(long, value_name = "EXPR")]
     pub(crate) sort: Vec<String>,
-    /// Table format version.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=3))]
-    pub(crate) format_version: u8,
+    /// Table format version [default: 2].
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub(crate) format_version: Option<u8>,
     /// Table property `key=value`, stored in the table's metadata; repeatable. Credentials
     /// are refused: they go before the subcommand, as `--io`.
     #[arg(
@@ -114,6 +118,34 @@ pub(crate) struct TableDefArgs {
         value_parser = parse_key_value
     )]
     pub(crate) properties: Vec<(String, String)>,
+}
+
+impl TableDefArgs {
+    /// The format version to create with.
+    pub(crate) fn format_version(&self) -> u8 {
+        self.format_version.unwrap_or(DEFAULT_FORMAT_VERSION)
+    }
+
+    /// The options given that only shape a new table, as the user spelled them.
+    pub(crate) fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.schema_from.is_some() {
+            given.push("--schema-from");
+        }
+        if !self.partition.is_empty() {
+            given.push("--partition");
+        }
+        if !self.sort.is_empty() {
+            given.push("--sort");
+        }
+        if self.format_version.is_some() {
+            given.push("--format-version");
+        }
+        if !self.properties.is_empty() {
+            given.push("--table-property");
+        }
+        given
+    }
 }
 
 /// `iceberg append`.

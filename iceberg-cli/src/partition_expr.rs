@@ -198,7 +198,9 @@ fn resolve(text: &str, term: &Term, schema: &Schema) -> Result<i32, String> {
 /// The first bad expression, named.
 pub(crate) fn partition_spec(exprs: &[String], schema: &Schema) -> Result<PartitionSpec, String> {
     let mut builder = PartitionSpec::builder(schema);
-    for text in exprs {
+    // Comma-separated or repeated, as `--sort` takes them.
+    for text in exprs.iter().flat_map(|e| split_top_level(e)) {
+        let text = text.as_str();
         let term = parse_term(text).map_err(|e| format!("partition {e}"))?;
         resolve(text, &term, schema).map_err(|e| format!("partition {e}"))?;
         builder = builder

@@ -77,6 +77,15 @@ async fn append(
     progress: &Progress,
 ) -> Result<Outcome> {
     let (table, created) = match open.catalog.load_table(ident).await {
+        Ok(_) if !args.def.given().is_empty() => {
+            // Accepted and ignored, they would leave the user believing the table changed.
+            return Err(Error::Usage(format!(
+                "table `{ident}` exists, and {} only shape a new table: the table keeps its \
+                 own schema, partition spec, sort order, format version and properties \
+                 (`iceberg inspect {ident}` shows them); drop the option(s) to append",
+                args.def.given().join(", ")
+            )));
+        }
         Ok(t) => (t, None),
         Err(e) if e.is_not_found() => {
             if !args.create {
@@ -91,8 +100,11 @@ async fn append(
                     .map(|i| i.path.clone())
                     .ok_or_else(|| Error::Usage("no input files".into()))?,
             };
-            let schema =
-                create::schema_from_file(&source, args.def.format_version, Some(&args.delimiter))?;
+            let schema = create::schema_from_file(
+                &source,
+                args.def.format_version(),
+                Some(&args.delimiter),
+            )?;
             let creation = create::creation(&args.def, schema)?;
             let (t, c) = create::create(open, ident, creation).await?;
             (t, Some(c))

@@ -27,7 +27,7 @@ pub(crate) async fn run(cli: &Cli, args: &CreateArgs) -> Result<()> {
         .schema_from
         .as_deref()
         .ok_or_else(|| Error::Usage("--schema-from <file> is required".into()))?;
-    let schema = schema_from_file(source, args.def.format_version, None)?;
+    let schema = schema_from_file(source, args.def.format_version(), None)?;
     let creation = creation(&args.def, schema)?;
     let open = OpenCatalog::open(cli, true).await?;
     let result = create(&open, &ident, creation).await;
@@ -127,7 +127,7 @@ fn iceberg_schema_json(path: &Path) -> Result<Option<Schema>> {
 /// # Errors
 /// A bad format version, partition or sort expression, named.
 pub(crate) fn creation(def: &TableDefArgs, schema: Schema) -> Result<TableCreation> {
-    let format_version = FormatVersion::from_number(i64::from(def.format_version))
+    let format_version = FormatVersion::from_number(i64::from(def.format_version()))
         .map_err(|e| Error::Usage(format!("--format-version: {e}")))?;
     let spec = partition_expr::partition_spec(&def.partition, &schema).map_err(Error::Usage)?;
     let sort_order = partition_expr::sort_order(&def.sort, &schema).map_err(Error::Usage)?;

@@ -296,3 +296,44 @@ fn progress_on_a_terminal_and_none_when_piped() {
     assert!(screen.contains("added 100000 rows"), "{screen}");
     assert_eq!(total_records(&env, "db.tty"), 100_000);
 }
+
+/// Options that only shape a new table are refused on an existing one (they used to be
+/// accepted and ignored), naming each; the table is unchanged. `--partition` takes a comma
+/// list, as `--sort` does.
+#[test]
+fn creation_options_on_an_existing_table_are_refused_and_partitions_take_a_comma_list() {
+    let env = Env::new();
+    let csv = env.write("a.csv", fixtures::CSV);
+    let c = csv.to_str().unwrap();
+    env.ok(&[
+        "append",
+        "--create",
+        "db.t",
+        c,
+        "--partition",
+        "day(ts), bucket(4, id)",
+    ]);
+    let spec = &env.json(&["inspect", "db.t"])["partition_spec"];
+    let text = spec.to_string();
+    assert!(
+        text.contains("day") && text.contains("bucket[4]"),
+        "two partition fields: {text}"
+    );
+    let before = env.state("db.t");
+    for (args, named) in [
+        (vec!["--partition", "id"], "--partition"),
+        (vec!["--sort", "id"], "--sort"),
+        (vec!["--format-version", "2"], "--format-version"),
+        (vec!["--table-property", "a=b"], "--table-property"),
+        (vec!["--schema-from", c], "--schema-from"),
+    ] {
+        let mut all = vec!["append", "db.t", c];
+        all.extend(args);
+        let out = env.run(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(named) && err.contains("exists"), "{err}");
+    }
+    assert_eq!(env.state("db.t"), before, "nothing changed");
+    env.ok(&["append", "db.t", c]);
+}
