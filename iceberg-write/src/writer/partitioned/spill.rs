@@ -29,7 +29,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use arrow_select::concat::concat_batches;
 use iceberg_spec::Datum;
 
-use super::slice_bytes;
+use super::{DataFileWriter, Job, slice_bytes};
 use crate::error::{Error, Result};
 
 /// Where a partition's spilled rows are, in arrival order.
@@ -217,6 +217,37 @@ impl Spill {
             return Ok(None);
         }
         read_pieces(&self.runs, &self.schema, taken).map(Some)
+    }
+}
+
+impl DataFileWriter {
+    /// Writes every spilled partition, a budget's worth at a time, each into one file (more
+    /// only past the target size); the spill's folder goes with it.
+    pub(super) async fn drain_spill(&mut self) -> Result<()> {
+        let Some(mut spill) = self.spill.take() else {
+            return Ok(());
+        };
+        while let Some(group) = spill.next_group()? {
+            let mut finished = Vec::new();
+            let mut jobs = VecDeque::with_capacity(group.len());
+            for piece in group {
+                if piece.last {
+                    finished.push(piece.key.clone());
+                }
+                jobs.push_back(Job {
+                    key: piece.key,
+                    values: piece.values,
+                    rows: piece.rows,
+                    offset: 0,
+                    last_key: None,
+                });
+            }
+            self.write_jobs(jobs).await?;
+            for key in finished {
+                self.close_key(&key).await?;
+            }
+        }
+        Ok(())
     }
 }
 
