@@ -144,6 +144,16 @@ pub(crate) async fn create(kind: &str, dir: &Path) {
     append_ids(catalog.as_ref(), &ident(), ids(0), env.as_ref()).await;
 }
 
+/// The ids of every snapshot `table` lists.
+pub(crate) fn snapshot_ids(table: &Table) -> BTreeSet<i64> {
+    table
+        .metadata
+        .snapshots
+        .iter()
+        .map(|s| s.snapshot_id)
+        .collect()
+}
+
 /// Everything the current snapshot reaches exists and adds up; returns the ids it holds.
 pub(crate) async fn check_table(table: &Table, io: &FileIo) -> BTreeSet<i64> {
     let meta = &table.metadata;

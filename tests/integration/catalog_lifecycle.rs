@@ -23,7 +23,7 @@ use iceberg_spec::properties::{
 };
 
 use crate::catalog_common::{schema, try_append_ids};
-use crate::catalog_kills::{check_table, ident, open};
+use crate::catalog_kills::{check_table, ident, open, snapshot_ids};
 
 const WORKER_ENV: &str = "ICEBERG_LIFECYCLE_WORKER";
 const WORKERS: i64 = 3;
@@ -250,12 +250,7 @@ async fn race(job: Job) {
         "{kind}: the last table created"
     );
     let held = check_table(&table, fresh.io()).await;
-    let snapshots: BTreeSet<i64> = table
-        .metadata
-        .snapshots
-        .iter()
-        .map(|s| s.snapshot_id)
-        .collect();
+    let snapshots = snapshot_ids(&table);
     let (mut landed, mut landed_earlier, mut unknown, mut failed) = (0, 0, 0, 0);
     let mut may_hold = BTreeSet::new();
     for r in &reports {

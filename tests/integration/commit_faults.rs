@@ -18,7 +18,7 @@ use iceberg_io::testing::{FailPoint, FaultInjectingStore};
 use iceberg_spec::properties::MANIFEST_MIN_MERGE_COUNT;
 
 use crate::catalog_common::try_append_ids;
-use crate::catalog_kills::{check_table, create, ident, open};
+use crate::catalog_kills::{check_table, create, ident, open, snapshot_ids};
 
 /// Where the table of a sweep lives.
 enum Backend {
@@ -148,12 +148,7 @@ async fn check_outcome(
         .await
         .unwrap_or_else(|e| panic!("{kind}: {label}: the table must load: {e}"));
     let held = check_table(&table, catalog.io()).await;
-    let snapshots: BTreeSet<i64> = table
-        .metadata
-        .snapshots
-        .iter()
-        .map(|s| s.snapshot_id)
-        .collect();
+    let snapshots = snapshot_ids(&table);
     assert!(
         committed.is_subset(&snapshots),
         "{kind}: {label}: a committed snapshot disappeared"

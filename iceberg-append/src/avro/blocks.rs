@@ -78,22 +78,19 @@ impl Cursor<'_> {
     }
 }
 
-/// Locates the header facts and every data block of `file`, or `None` when its framing is
-/// not exactly as expected (the file is then simply not reused; decoding reports errors).
-pub(crate) fn split(file: Bytes) -> Option<EncodedBlocks> {
-    let mut c = Cursor {
-        bytes: &file,
-        at: 0,
-    };
-    if file.get(..4)? != b"Obj\x01" {
+/// The key-value entries of a container file's header, as (key, value) ranges of `bytes` in
+/// file order, and where the sync marker that ends the header starts; `None` when the
+/// framing is malformed.
+pub(crate) fn header_entries(bytes: &[u8]) -> Option<(HeaderEntries, usize)> {
+    if bytes.get(..4)? != b"Obj\x01" {
         return None;
     }
-    c.at = 4;
-    let (mut schema, mut codec) = (None, None);
+    let mut c = Cursor { bytes, at: 4 };
+    let mut entries = Vec::new();
     loop {
         let count = c.long()?;
         if count == 0 {
-            break;
+            return Some((entries, c.at));
         }
         if count < 0 {
             // A negative count is followed by the block's size in bytes.
@@ -102,13 +99,30 @@ pub(crate) fn split(file: Bytes) -> Option<EncodedBlocks> {
         for _ in 0..count.unsigned_abs() {
             let key = c.bytes()?;
             let value = c.bytes()?;
-            match &file[key] {
-                b"avro.schema" => schema = Some(file[value].to_vec()),
-                b"avro.codec" => codec = Some(file[value].to_vec()),
-                _ => {}
-            }
+            entries.push((key, value));
         }
     }
+}
+
+/// A header's entries: key and value ranges.
+pub(crate) type HeaderEntries = Vec<(Range<usize>, Range<usize>)>;
+
+/// Locates the header facts and every data block of `file`, or `None` when its framing is
+/// not exactly as expected (the file is then simply not reused; decoding reports errors).
+pub(crate) fn split(file: Bytes) -> Option<EncodedBlocks> {
+    let (entries, header_end) = header_entries(&file)?;
+    let (mut schema, mut codec) = (None, None);
+    for (key, value) in entries {
+        match &file[key] {
+            b"avro.schema" => schema = Some(file[value].to_vec()),
+            b"avro.codec" => codec = Some(file[value].to_vec()),
+            _ => {}
+        }
+    }
+    let mut c = Cursor {
+        bytes: &file,
+        at: header_end,
+    };
     let sync = c.take(16)?;
     let marker = &file[sync];
     let mut blocks = Vec::new();

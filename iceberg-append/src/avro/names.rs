@@ -90,28 +90,6 @@ pub(crate) fn partition_field_names(writer: &AvroSchema, pt: &StructType) -> Vec
         .collect()
 }
 
-/// Reads an Avro long (zig-zag varint) at `*pos`.
-fn get_long(bytes: &[u8], pos: &mut usize) -> Option<i64> {
-    let mut z: u64 = 0;
-    for shift in (0..64).step_by(7) {
-        let b = *bytes.get(*pos)?;
-        *pos += 1;
-        z |= u64::from(b & 0x7F) << shift;
-        if b & 0x80 == 0 {
-            return Some(((z >> 1) as i64) ^ -((z & 1) as i64));
-        }
-    }
-    None
-}
-
-fn get_bytes<'a>(bytes: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
-    let len = usize::try_from(get_long(bytes, pos)?).ok()?;
-    let end = pos.checked_add(len)?;
-    let out = bytes.get(*pos..end)?;
-    *pos = end;
-    Some(out)
-}
-
 /// Renames every record field whose name apache-avro refuses; true when one was renamed.
 fn rename_fields(schema: &mut Value) -> bool {
     let mut changed = false;
@@ -155,34 +133,20 @@ fn rename_fields(schema: &mut Value) -> bool {
 /// caller then reports apache-avro's own error). The data blocks are unchanged: Avro binary
 /// data does not depend on field names.
 pub(crate) fn with_readable_names(bytes: &[u8]) -> Option<Vec<u8>> {
-    let mut pos = 4;
-    if bytes.get(..4)? != b"Obj\x01" {
-        return None;
-    }
-    let mut entries: Vec<(&[u8], Cow<'_, [u8]>)> = Vec::new();
+    let (header, end) = super::blocks::header_entries(bytes)?;
+    let mut entries: Vec<(&[u8], Cow<'_, [u8]>)> = Vec::with_capacity(header.len());
     let mut changed = false;
-    loop {
-        let mut count = get_long(bytes, &mut pos)?;
-        if count == 0 {
-            break;
-        }
-        if count < 0 {
-            count = count.checked_neg()?;
-            get_long(bytes, &mut pos)?; // the block's size in bytes
-        }
-        for _ in 0..count {
-            let key = get_bytes(bytes, &mut pos)?;
-            let value = get_bytes(bytes, &mut pos)?;
-            if key == b"avro.schema" {
-                let mut schema: Value = serde_json::from_slice(value).ok()?;
-                if rename_fields(&mut schema) {
-                    changed = true;
-                    entries.push((key, Cow::Owned(schema.to_string().into_bytes())));
-                    continue;
-                }
+    for (key, value) in header {
+        let (key, value) = (&bytes[key], &bytes[value]);
+        if key == b"avro.schema" {
+            let mut schema: Value = serde_json::from_slice(value).ok()?;
+            if rename_fields(&mut schema) {
+                changed = true;
+                entries.push((key, Cow::Owned(schema.to_string().into_bytes())));
+                continue;
             }
-            entries.push((key, Cow::Borrowed(value)));
         }
+        entries.push((key, Cow::Borrowed(value)));
     }
     if !changed {
         return None;
@@ -195,7 +159,7 @@ pub(crate) fn with_readable_names(bytes: &[u8]) -> Option<Vec<u8>> {
         super::container::put_bytes(&mut out, v);
     }
     super::container::put_long(&mut out, 0);
-    out.extend_from_slice(bytes.get(pos..)?);
+    out.extend_from_slice(bytes.get(end..)?);
     Some(out)
 }
 

@@ -170,6 +170,31 @@ async fn all_listed_files_exist(catalog: &dyn Catalog, ident: &TableIdent) {
     }
 }
 
+/// Appends the data file `second` through `catalog`.
+async fn append_second(
+    catalog: &Faulty,
+    ident: &TableIdent,
+    env: &Arc<DeterministicEnvironment>,
+) -> Result<iceberg_append::CommitOutcome> {
+    commit_append(
+        catalog,
+        ident,
+        vec![file("second")],
+        BTreeMap::new(),
+        env.as_ref(),
+    )
+    .await
+}
+
+/// `snapshot_id` is current, the second snapshot of the table (it landed once), and every
+/// file it lists exists.
+async fn landed_once(catalog: &Faulty, ident: &TableIdent, snapshot_id: i64) {
+    let table = catalog.load_table(ident).await.unwrap();
+    assert_eq!(table.metadata.current_snapshot_id, Some(snapshot_id));
+    assert_eq!(table.metadata.snapshots.len(), 2, "landed once");
+    all_listed_files_exist(catalog, ident).await;
+}
+
 /// On the last attempt (no retries left) a "conflict" that is our own landed write used to
 /// delete the current snapshot's manifests: it is success, and nothing is deleted.
 #[tokio::test]
@@ -181,19 +206,10 @@ async fn our_landed_write_reported_as_conflict_is_success() {
     ] {
         for retries in [0, 2] {
             let (catalog, ident, env) = setup(fault, retries).await;
-            let done = commit_append(
-                &catalog,
-                &ident,
-                vec![file("second")],
-                BTreeMap::new(),
-                env.as_ref(),
-            )
-            .await
-            .unwrap_or_else(|e| panic!("{fault:?}, {retries} retries: {e}"));
-            let table = catalog.load_table(&ident).await.unwrap();
-            assert_eq!(table.metadata.current_snapshot_id, Some(done.snapshot_id));
-            assert_eq!(table.metadata.snapshots.len(), 2, "{fault:?}: landed once");
-            all_listed_files_exist(&catalog, &ident).await;
+            let done = append_second(&catalog, &ident, &env)
+                .await
+                .unwrap_or_else(|e| panic!("{fault:?}, {retries} retries: {e}"));
+            landed_once(&catalog, &ident, done.snapshot_id).await;
         }
     }
 }
@@ -203,20 +219,9 @@ async fn our_landed_write_reported_as_conflict_is_success() {
 #[tokio::test]
 async fn an_unknown_swap_found_absent_is_retried() {
     let (catalog, ident, env) = setup(Fault::UnknownNotLanded, 2).await;
-    let done = commit_append(
-        &catalog,
-        &ident,
-        vec![file("second")],
-        BTreeMap::new(),
-        env.as_ref(),
-    )
-    .await
-    .unwrap();
+    let done = append_second(&catalog, &ident, &env).await.unwrap();
     assert_eq!(done.attempts, 2);
-    let table = catalog.load_table(&ident).await.unwrap();
-    assert_eq!(table.metadata.current_snapshot_id, Some(done.snapshot_id));
-    assert_eq!(table.metadata.snapshots.len(), 2, "landed once");
-    all_listed_files_exist(&catalog, &ident).await;
+    landed_once(&catalog, &ident, done.snapshot_id).await;
 }
 
 /// Appends `second` under `fault` with `retries`, which must end as an unknown outcome
@@ -225,15 +230,7 @@ async fn unknown_and_nothing_deleted(fault: Fault, retries: u32) -> Faulty {
     let (catalog, ident, env) = setup(fault, retries).await;
     let metadata = || catalog.io().list("memory://wh/db/t/metadata");
     let before = metadata().await.unwrap();
-    let err = commit_append(
-        &catalog,
-        &ident,
-        vec![file("second")],
-        BTreeMap::new(),
-        env.as_ref(),
-    )
-    .await
-    .unwrap_err();
+    let err = append_second(&catalog, &ident, &env).await.unwrap_err();
     assert!(err.is_commit_state_unknown(), "{fault:?}: {err}");
     let after = metadata().await.unwrap();
     assert!(before.iter().all(|p| after.contains(p)));
@@ -268,15 +265,7 @@ async fn a_failed_reload_is_unknown_and_deletes_nothing() {
 #[tokio::test]
 async fn a_replaced_table_is_never_written_into() {
     let (catalog, ident, env) = setup(Fault::ReplacedThenConflict, 3).await;
-    let err = commit_append(
-        &catalog,
-        &ident,
-        vec![file("second")],
-        BTreeMap::new(),
-        env.as_ref(),
-    )
-    .await
-    .unwrap_err();
+    let err = append_second(&catalog, &ident, &env).await.unwrap_err();
     assert!(err.to_string().contains("UUID"), "{err}");
     let table = catalog.load_table(&ident).await.unwrap();
     assert!(

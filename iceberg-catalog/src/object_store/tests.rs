@@ -33,6 +33,21 @@ async fn open(dir: &Path) -> ObjectStoreCatalog {
         .unwrap()
 }
 
+/// Namespace `db` in `c`; returns the ident `db.t`.
+async fn in_db(c: &ObjectStoreCatalog) -> TableIdent {
+    c.create_namespace(&ns("db"), BTreeMap::new())
+        .await
+        .unwrap();
+    table("db.t")
+}
+
+/// The catalog over `dir` with namespace `db`, and the ident `db.t`.
+async fn open_db(dir: &Path) -> (ObjectStoreCatalog, TableIdent) {
+    let c = open(dir).await;
+    let t = in_db(&c).await;
+    (c, t)
+}
+
 /// A data file record of `rows` rows named `name` under `table`'s data folder.
 fn data_file(table: &iceberg_append::Table, name: &str, rows: i64) -> DataFile {
     DataFile {
@@ -302,10 +317,7 @@ async fn a_recreated_table_is_loaded_fresh() {
         } else {
             open(dir.path()).await
         };
-        c.create_namespace(&ns("db"), BTreeMap::new())
-            .await
-            .unwrap();
-        let t = table("db.t");
+        let t = in_db(&c).await;
         let old = c
             .create_table(&t, TableCreation::new("", schema()))
             .await
@@ -351,11 +363,7 @@ async fn a_recreated_table_is_loaded_fresh() {
 #[tokio::test]
 async fn deleted_versions_are_never_created_again() {
     let dir = tempfile::tempdir().unwrap();
-    let c = open(dir.path()).await;
-    c.create_namespace(&ns("db"), BTreeMap::new())
-        .await
-        .unwrap();
-    let t = table("db.t");
+    let (c, t) = open_db(dir.path()).await;
     let mut creation = TableCreation::new("", schema());
     creation.properties = props(&[
         ("write.metadata.delete-after-commit.enabled", "true"),
@@ -406,11 +414,7 @@ async fn deleted_versions_are_never_created_again() {
 async fn gzip_versions_written_by_java_are_read_and_respected() {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
-    let c = open(dir.path()).await;
-    c.create_namespace(&ns("db"), BTreeMap::new())
-        .await
-        .unwrap();
-    let t = table("db.t");
+    let (c, t) = open_db(dir.path()).await;
     let created = c
         .create_table(&t, TableCreation::new("", schema()))
         .await
@@ -464,11 +468,7 @@ async fn gzip_versions_written_by_java_are_read_and_respected() {
 #[tokio::test]
 async fn a_drop_claims_the_next_version_first() {
     let dir = tempfile::tempdir().unwrap();
-    let c = open(dir.path()).await;
-    c.create_namespace(&ns("db"), BTreeMap::new())
-        .await
-        .unwrap();
-    let t = table("db.t");
+    let (c, t) = open_db(dir.path()).await;
     c.create_table(&t, TableCreation::new("", schema()))
         .await
         .unwrap();
@@ -506,11 +506,7 @@ async fn a_drop_claims_the_next_version_first() {
 #[tokio::test]
 async fn a_writer_on_a_dropped_table_never_commits_into_its_successor() {
     let dir = tempfile::tempdir().unwrap();
-    let c = open(dir.path()).await;
-    c.create_namespace(&ns("db"), BTreeMap::new())
-        .await
-        .unwrap();
-    let t = table("db.t");
+    let (c, t) = open_db(dir.path()).await;
     c.create_table(&t, TableCreation::new("", schema()))
         .await
         .unwrap();
