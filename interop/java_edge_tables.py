@@ -23,6 +23,9 @@ that our second merge also folds a manifest our first one wrote). Every table ha
                     sign classes in one file (Parquet stats); Java's files hold one class each
   java_v2_gzip      write.metadata.compression-codec=gzip: Java's versions are
                     v<N>.gz.metadata.json, which our object-store catalog reads and commits past
+  java_v2_spill     identity(id) with write.max-open-files=1 and a 1-byte spill budget (our
+                    properties; Java ignores them): each of our appends spans three partitions,
+                    so two go through our writer's spill and its local run files
 """
 
 # uuids by sign class (top bit of byte 0, top bit of byte 8): unsigned bytes and Java 1.10's
@@ -202,6 +205,20 @@ def v2_gzip(spark) -> dict:
         "name_eq_a": {"op": "=", "col": "name", "value": "a"}}}
 
 
+def v2_spill(spark) -> dict:
+    # our writer keeps one file open and spills the other partitions of each append (three
+    # distinct ids, one of them null) through a run file, writing each once at the end
+    sql = spark.sql
+    sql("""CREATE TABLE x.db.java_v2_spill (id BIGINT, name STRING) USING iceberg PARTITIONED BY (id)
+           TBLPROPERTIES ('format-version'='2', 'write.max-open-files'='1',
+                          'write.spill.buffer-size-bytes'='1', 'commit.manifest.min-count-to-merge'='2')""")
+    sql("INSERT INTO x.db.java_v2_spill VALUES (1, 'a'), (2, 'b'), (NULL, 'c')")
+    return {"name": "java_v2_spill", "appends": MERGE_TWICE, "filters": {
+        "id_eq_1": {"op": "=", "col": "id", "value": 1},
+        "id_null": {"op": "is_null", "col": "id"}}}
+
+
 TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v1_upgraded),
           ("java_v2_names", v2_names), ("java_v2_names_unicode", v2_names_unicode),
-          ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days), ("java_v2_gzip", v2_gzip))
+          ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days), ("java_v2_gzip", v2_gzip),
+          ("java_v2_spill", v2_spill))
