@@ -1,8 +1,9 @@
 //! `iceberg-bench`: the end-to-end benchmarks behind BENCHMARKS.md (`cargo xtask bench`).
 //!
-//! - `write`: the events data set of issue 4 written by plain parquet `ArrowWriter` already
-//!   split by day (the floor) and by our `write_data_files` + fast append into a `day(ts)`
-//!   table, interleaved, medians and ratios; PyIceberg and pyarrow too when available.
+//! - `write`: the write matrix: the events data set of issue 4 written unpartitioned, by
+//!   `day(ts)` and by `bucket(1000, user_id)`, by plain parquet `ArrowWriter` (the floor),
+//!   ours (all cores and one), pyarrow, PyIceberg and iceberg-rust, each run a process of
+//!   its own, interleaved, medians, CPU and peak RSS, ratios against ours (`write.rs`).
 //! - `commit`: commit latency after 1, 100 and 1,000 prior appends (fast and merge append),
 //!   and one commit of 100,000 data files (issue 5).
 //! - `append-cli`: the release `iceberg append` of the events as one Parquet file, with its
@@ -16,6 +17,7 @@ mod data;
 mod measure;
 mod python;
 mod write;
+mod write_one;
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -35,12 +37,15 @@ struct Cli {
     /// Interleaved repetitions of each writer (the median is reported).
     #[arg(long, default_value_t = 3)]
     repeats: usize,
-    /// Skip the variant with two concurrent writer tasks.
-    #[arg(long)]
-    no_two_writers: bool,
     /// Skip PyIceberg / pyarrow even when a python with them is found.
     #[arg(long)]
     no_python: bool,
+    /// The iceberg-rust bench binary (`cargo xtask bench` builds it and passes it here).
+    #[arg(long)]
+    iceberg_rust: Option<PathBuf>,
+    /// Layouts of the write matrix (default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    layouts: Vec<write_one::Layout>,
     /// Prior-append counts at which commit latency is sampled.
     #[arg(long, value_delimiter = ',', default_value = "1,100,1000")]
     points: Vec<usize>,
@@ -59,6 +64,19 @@ struct Cli {
     /// Scratch folder (default `<workspace>/target/bench-tmp`).
     #[arg(long)]
     work_dir: Option<PathBuf>,
+    /// `write-one` (internal): the writer of one run.
+    #[arg(long, value_enum, hide = true)]
+    writer: Option<write_one::OurWriter>,
+    /// `write`: the input file to keep (generated there when missing); `write-one`: its
+    /// input.
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// `write-one` (internal): its output folder.
+    #[arg(long, hide = true)]
+    out: Option<PathBuf>,
+    /// `write-one` (internal): tokio worker threads.
+    #[arg(long, hide = true, default_value_t = 2)]
+    threads: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -71,6 +89,9 @@ enum Which {
     Commit,
     /// `iceberg append` of the events data set (needs the release `iceberg` binary).
     AppendCli,
+    /// One run of the write matrix (internal: the matrix runs it as a process of its own).
+    #[value(hide = true)]
+    WriteOne,
 }
 
 fn workspace_root() -> PathBuf {
@@ -107,9 +128,23 @@ fn machine() -> String {
     format!("{cores} cores, {cpu}, {mem}")
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
+fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     let cli = Cli::parse();
+    if cli.which == Which::WriteOne {
+        let (Some(writer), Some(input), Some(out)) = (cli.writer, &cli.input, &cli.out) else {
+            return Err("write-one needs --writer, --input and --out".into());
+        };
+        let layout = cli
+            .layouts
+            .first()
+            .copied()
+            .unwrap_or(write_one::Layout::Day);
+        return write_one::run(writer, layout, input, out, cli.threads);
+    }
+    tokio::runtime::Runtime::new()?.block_on(Box::pin(run(cli)))
+}
+
+async fn run(cli: Cli) -> Result<(), Box<dyn Error + Send + Sync>> {
     let root = workspace_root();
     let work_dir = cli
         .work_dir
@@ -122,20 +157,21 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
         println!("WARNING: debug build; run with --release for meaningful numbers");
     }
     if matches!(cli.which, Which::All | Which::Write) {
-        println!("\n## write (issue 4)\n");
+        println!("\n## write matrix (issues 4 and 21)\n");
         let python = if cli.no_python {
             None
         } else {
             python::find_python(&root)
         };
-        Box::pin(write::run(&write::WriteArgs {
+        write::run(&write::WriteArgs {
             rows: cli.rows,
             repeats: cli.repeats.max(1),
             work_dir: work_dir.clone(),
             python,
-            two_writers: !cli.no_two_writers,
-        }))
-        .await?;
+            iceberg_rust: cli.iceberg_rust.clone(),
+            layouts: cli.layouts.clone(),
+            input: cli.input.clone(),
+        })?;
     }
     if matches!(cli.which, Which::All | Which::Commit) {
         println!("\n## commit (issue 5)\n");

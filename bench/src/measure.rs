@@ -29,9 +29,18 @@ pub(crate) fn peak_rss_bytes_of(pid: u32) -> Option<u64> {
     peak_rss_bytes_at(&format!("/proc/{pid}/status"))
 }
 
+/// Resident set size of this process in bytes now (`VmRSS`), if readable.
+pub(crate) fn rss_bytes() -> Option<u64> {
+    status_bytes("/proc/self/status", "VmRSS:")
+}
+
 fn peak_rss_bytes_at(status_file: &str) -> Option<u64> {
+    status_bytes(status_file, "VmHWM:")
+}
+
+fn status_bytes(status_file: &str, key: &str) -> Option<u64> {
     let status = std::fs::read_to_string(status_file).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
@@ -44,7 +53,6 @@ pub(crate) fn reset_peak_rss() -> bool {
 /// What one measured run cost.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sample {
-    pub(crate) wall: Duration,
     /// User + system seconds over wall seconds (2.0 = both cores busy).
     pub(crate) cpu_util: Option<f64>,
     /// Peak RSS during the run (it includes whatever was resident before it).
@@ -67,14 +75,7 @@ where
         _ => None,
     };
     let peak_rss = if peak_ok { peak_rss_bytes() } else { None };
-    Ok((
-        out,
-        Sample {
-            wall,
-            cpu_util,
-            peak_rss,
-        },
-    ))
+    Ok((out, Sample { cpu_util, peak_rss }))
 }
 
 /// The median of `values` (the lower middle one for an even count); `None` when empty.

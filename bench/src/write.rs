@@ -1,33 +1,27 @@
-//! The end-to-end write benchmark of issue 4: the same events, on local disk, written by
-//! (a) plain parquet `ArrowWriter`, already split by day, one file per day (the floor), and
-//! (b) `write_data_files` + `commit_fast_append` into a table partitioned by `day(ts)`,
-//! interleaved, each repeated; optionally (c) PyIceberg and pyarrow on the same data.
+//! The write matrix (issues 4 and 21): the same events written by every writer, for three
+//! partition layouts (unpartitioned, `day(ts)`, `bucket(1000, user_id)`), each run in a
+//! process of its own (`write-one`, `bench.py`, the iceberg-rust binary) so that its peak
+//! memory is its own, repetitions interleaved, medians reported, ratios against ours.
+//!
+//! Writers: parquet's `ArrowWriter` on rows split by partition before timing (the floor,
+//! one core), ours (`write_data_files` + a fast append) on all cores and on one tokio worker
+//! (how it scales), pyarrow (`write_table` / `write_dataset`), PyIceberg `append`, and
+//! iceberg-rust 0.10.1 (`bench/iceberg-rust`, built outside the workspace). zstd level 3 for
+//! every writer.
 
-use std::collections::{BTreeMap, HashMap};
-use std::error::Error;
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::TimestampMicrosecondType;
-use arrow_array::{RecordBatch, UInt32Array};
-use arrow_select::take::take_record_batch;
-use iceberg_append::{
-    Catalog, InMemoryCatalog, SystemEnvironment, TableCreation, TableIdent, commit_fast_append,
-};
-use iceberg_io::FileIo;
-use iceberg_spec::{PartitionSpec, Transform};
-use iceberg_write::WriteOptions;
-use parquet::arrow::ArrowWriter;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use arrow_array::RecordBatch;
+use serde_json::Value;
 
-use crate::data::{self, day_of};
-use crate::measure::{self, Sample, median, mib, ms};
+use crate::data;
+use crate::measure::{median, mib};
 use crate::python;
+use crate::write_one::{self, Layout};
 
-type BoxError = Box<dyn Error + Send + Sync>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -36,304 +30,270 @@ pub(crate) struct WriteArgs {
     pub(crate) repeats: usize,
     pub(crate) work_dir: PathBuf,
     pub(crate) python: Option<PathBuf>,
-    pub(crate) two_writers: bool,
+    /// The built iceberg-rust bench binary, when it is to run.
+    pub(crate) iceberg_rust: Option<PathBuf>,
+    /// Layouts to run (all when empty).
+    pub(crate) layouts: Vec<Layout>,
+    /// The input file to keep (made there when missing, read when present), e.g. to
+    /// profile one writer with `iceberg-bench write-one` on it.
+    pub(crate) input: Option<PathBuf>,
 }
 
-/// One run's result.
+/// What one run reported (the JSON line every writer prints).
 #[derive(Debug, Clone, Copy)]
-struct RunResult {
-    sample: Sample,
+pub(crate) struct RunOutput {
+    wall: f64,
+    cpu: f64,
+    rss_before: u64,
+    peak_rss: u64,
     bytes: u64,
-    data_files: usize,
-    /// Time spent committing (ours only).
-    commit: Option<Duration>,
+    files: u64,
+    rows: u64,
 }
 
-/// The floor's Parquet settings: our `WriteOptions` defaults for codec, row groups, pages
-/// and dictionary, and otherwise parquet's own defaults (page statistics, truncated).
-fn floor_properties(options: &WriteOptions) -> WriterProperties {
-    WriterProperties::builder()
-        .set_compression(options.compression)
-        .set_max_row_group_row_count(Some(options.row_group_size_rows))
-        .set_max_row_group_bytes(Some(
-            usize::try_from(options.row_group_size_bytes).unwrap_or(usize::MAX),
-        ))
-        .set_data_page_size_limit(options.page_size_bytes)
-        .set_data_page_row_count_limit(options.page_row_limit)
-        .set_dictionary_page_size_limit(options.dict_size_bytes)
-        .set_statistics_enabled(EnabledStatistics::Page)
-        .build()
-}
-
-/// The batches split by day, in day order (done before timing).
-fn split_by_day(batches: &[RecordBatch]) -> Result<Vec<(i64, Vec<RecordBatch>)>, BoxError> {
-    let mut days: BTreeMap<i64, Vec<RecordBatch>> = BTreeMap::new();
-    for batch in batches {
-        let ts = batch
-            .column(1)
-            .as_primitive_opt::<TimestampMicrosecondType>()
-            .ok_or("ts is not a microsecond timestamp")?;
-        let mut rows: BTreeMap<i64, Vec<u32>> = BTreeMap::new();
-        for (i, v) in ts.values().iter().enumerate() {
-            rows.entry(day_of(*v)).or_default().push(i as u32);
-        }
-        for (day, idx) in rows {
-            let part = take_record_batch(batch, &UInt32Array::from(idx))?;
-            days.entry(day).or_default().push(part);
-        }
-    }
-    Ok(days.into_iter().collect())
-}
-
-/// The floor: one `ArrowWriter` per day writing its batches to a local file.
-fn write_floor(
-    days: &[(i64, Vec<RecordBatch>)],
-    dir: &Path,
-    props: &WriterProperties,
-) -> Result<usize, BoxError> {
-    let schema = data::arrow_schema();
-    for (day, batches) in days {
-        let sub = dir.join(format!("day={day}"));
-        std::fs::create_dir_all(&sub)?;
-        let file = File::create(sub.join("part-00000.parquet"))?;
-        let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props.clone()))?;
-        for b in batches {
-            w.write(b)?;
-        }
-        w.close()?;
-    }
-    Ok(days.len())
-}
-
-/// A fresh `day(ts)`-partitioned table at `dir` (setup, not timed).
-async fn create_table(
-    dir: &Path,
-) -> Result<(FileIo, InMemoryCatalog, TableIdent, Arc<SystemEnvironment>), BoxError> {
-    let location = format!("file://{}", dir.display());
-    let io = FileIo::from_location(&location, &HashMap::new())?;
-    let env = Arc::new(SystemEnvironment);
-    let catalog = InMemoryCatalog::new(io.clone(), env.clone());
-    let ident = TableIdent::parse("bench.events").ok_or("bad table name")?;
-    let schema = data::iceberg_schema()?;
-    let mut creation = TableCreation::new(location, schema.clone());
-    creation.spec = PartitionSpec::builder(&schema)
-        .add("ts", Transform::Day)?
-        .build()?;
-    catalog.create_table(&ident, creation).await?;
-    Ok((io, catalog, ident, env))
-}
-
-/// Ours: write the batches with `writers` concurrent `write_data_files` tasks (each with its
-/// own task id, the batches dealt out in contiguous halves), then one fast-append commit.
-async fn write_ours(
-    batches: &[RecordBatch],
-    dir: &Path,
-    writers: usize,
-) -> Result<RunResult, BoxError> {
-    let (io, catalog, ident, env) = create_table(dir).await?;
-    // Boxed: the writer's future is large (clippy::large_futures).
-    let (result, sample) = measure::measure(Box::pin(async {
-        let table = catalog.load_table(&ident).await?;
-        let meta = &table.metadata;
-        let options = WriteOptions::from_table_properties(&meta.properties)?;
-        let schema = meta.current_schema()?.clone();
-        let spec = meta.default_spec()?.clone();
-        let files = if writers <= 1 {
-            iceberg_write::write_data_files(
-                &io,
-                &meta.location,
-                batches,
-                &schema,
-                &spec,
-                None,
-                &options,
+impl RunOutput {
+    /// Runs `cmd` and parses the last line it printed.
+    pub(crate) fn from_command(cmd: &mut Command) -> Result<Self, BoxError> {
+        let out = cmd.output()?;
+        if !out.status.success() {
+            return Err(format!(
+                "{cmd:?} failed: {}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
             )
-            .await?
-        } else {
-            let per = batches.len().div_ceil(writers);
-            let mut tasks = Vec::new();
-            for (task, chunk) in batches.chunks(per.max(1)).enumerate() {
-                let (io, location, schema, spec) = (
-                    io.clone(),
-                    meta.location.clone(),
-                    schema.clone(),
-                    spec.clone(),
-                );
-                let options = options.clone().with_task_id(task as u64);
-                let chunk = chunk.to_vec();
-                tasks.push(tokio::spawn(async move {
-                    iceberg_write::write_data_files(
-                        &io, &location, &chunk, &schema, &spec, None, &options,
-                    )
-                    .await
-                }));
-            }
-            let mut files = Vec::new();
-            for t in tasks {
-                files.extend(t.await??);
-            }
-            files
-        };
-        let n = files.len();
-        let t0 = Instant::now();
-        commit_fast_append(&catalog, &ident, files, Default::default(), env.as_ref()).await?;
-        Ok::<_, BoxError>((n, t0.elapsed()))
-    }))
-    .await?;
-    let (data_files, commit) = result;
-    Ok(RunResult {
-        sample,
-        bytes: measure::dir_bytes(dir)?,
-        data_files,
-        commit: Some(commit),
-    })
+            .into());
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().last().ok_or("no output")?;
+        let v: Value = serde_json::from_str(line)?;
+        let num = |k: &str| v[k].as_f64().ok_or_else(|| format!("no {k} in {line}"));
+        Ok(Self {
+            wall: num("wall_s")?,
+            cpu: num("cpu_s")?,
+            rss_before: num("rss_before_bytes")? as u64,
+            peak_rss: num("peak_rss_bytes")? as u64,
+            bytes: num("bytes")? as u64,
+            files: num("files")? as u64,
+            rows: num("rows")? as u64,
+        })
+    }
+
+    /// Peak memory above what the process held once its input was loaded.
+    fn peak_above_input(&self) -> u64 {
+        self.peak_rss.saturating_sub(self.rss_before)
+    }
 }
 
-/// Runs the benchmark and prints its tables.
-pub(crate) async fn run(args: &WriteArgs) -> Result<(), BoxError> {
-    let t0 = Instant::now();
-    let batches = data::generate(args.rows)?;
-    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
-    let input_bytes: usize = batches.iter().map(RecordBatch::get_array_memory_size).sum();
-    let days = split_by_day(&batches)?;
-    println!(
-        "data set: {rows} rows in {} batches of <= {} rows, {:.0} MiB in Arrow, {} days \
-         (generated and split in {:.1} s, not timed)",
-        batches.len(),
-        data::BATCH_ROWS,
-        mib(input_bytes as u64),
-        days.len(),
-        t0.elapsed().as_secs_f64(),
-    );
-    let options = WriteOptions::default();
-    let props = floor_properties(&options);
-    println!(
-        "parquet settings (both): {:?}, row group <= {} rows, page {} B / {} rows, dict {} B",
-        options.compression,
-        options.row_group_size_rows,
-        options.page_size_bytes,
-        options.page_row_limit,
-        options.dict_size_bytes,
-    );
+/// One writer of the matrix.
+#[derive(Debug, Clone)]
+enum Writer {
+    Ours { floor: bool, threads: Option<usize> },
+    Python(&'static str),
+    IcebergRust(PathBuf),
+}
 
+impl Writer {
+    fn name(&self, pyiceberg: &str, pyarrow: &str, layout: Layout) -> String {
+        match self {
+            Self::Ours { floor: true, .. } => {
+                "floor: parquet ArrowWriter per partition, 1 core".into()
+            }
+            Self::Ours {
+                threads: Some(t), ..
+            } => format!("ours, {t} tokio worker"),
+            Self::Ours { .. } => "ours".into(),
+            Self::Python("pyarrow") if layout == Layout::Unpartitioned => {
+                format!("pyarrow {pyarrow} write_table")
+            }
+            Self::Python("pyarrow") => format!("pyarrow {pyarrow} write_dataset"),
+            Self::Python(_) => format!("PyIceberg {pyiceberg} append"),
+            Self::IcebergRust(_) => "iceberg-rust 0.10.1".into(),
+        }
+    }
+}
+
+/// Runs the matrix and prints a table per layout.
+pub(crate) fn run(args: &WriteArgs) -> Result<(), BoxError> {
     let root = args.work_dir.join("write");
     if root.exists() {
         std::fs::remove_dir_all(&root)?;
     }
-    let mut variants: Vec<(&str, usize)> = vec![("floor: ArrowWriter per day", 0), ("ours", 1)];
-    if args.two_writers {
-        variants.push(("ours, 2 writer tasks", 2));
+    std::fs::create_dir_all(&root)?;
+    let t0 = Instant::now();
+    let input = args
+        .input
+        .clone()
+        .unwrap_or_else(|| root.join("events.arrow"));
+    if !input.exists() {
+        let batches = data::generate(args.rows)?;
+        write_one::write_ipc(&input, &batches)?;
     }
-    let mut results: Vec<Vec<RunResult>> = vec![Vec::new(); variants.len()];
-    for rep in 0..args.repeats {
-        for (v, (name, writers)) in variants.iter().enumerate() {
-            let dir = root.join(format!("rep{rep}-v{v}"));
-            std::fs::create_dir_all(&dir)?;
-            let r = if *writers == 0 {
-                let (files, sample) =
-                    measure::measure(async { write_floor(&days, &dir, &props) }).await?;
-                RunResult {
-                    sample,
-                    bytes: measure::dir_bytes(&dir)?,
-                    data_files: files,
-                    commit: None,
-                }
-            } else {
-                Box::pin(write_ours(&batches, &dir, *writers)).await?
-            };
-            println!(
-                "  run {rep} {name}: {:.3} s, cpu {:.2}, {} files, {:.1} MiB{}",
-                r.sample.wall.as_secs_f64(),
-                r.sample.cpu_util.unwrap_or(f64::NAN),
-                r.data_files,
-                mib(r.bytes),
-                r.commit
-                    .map(|c| format!(", commit {:.1} ms", ms(c)))
-                    .unwrap_or_default(),
-            );
-            std::fs::remove_dir_all(&dir)?;
-            results[v].push(r);
-        }
-    }
-
-    println!();
+    let rows = write_one::read_ipc(&input)?
+        .iter()
+        .map(RecordBatch::num_rows)
+        .sum::<usize>();
     println!(
-        "| writer | median wall (s) | rows/s | MiB/s written | MiB written | data files | CPU (user+sys)/wall | peak RSS (MiB) | vs floor |"
+        "data set: {rows} rows in {}, an Arrow IPC file ({:.0} MiB) each writer reads before \
+         timing ({:.1} s, not timed)",
+        input.display(),
+        mib(std::fs::metadata(&input)?.len()),
+        t0.elapsed().as_secs_f64()
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
-    let floor_wall = median(
-        &results[0]
-            .iter()
-            .map(|r| r.sample.wall.as_secs_f64())
-            .collect::<Vec<_>>(),
-    )
-    .unwrap_or(f64::NAN);
-    let mut summary = Vec::new();
-    for ((name, _), runs) in variants.iter().zip(&results) {
-        let wall = median(
-            &runs
-                .iter()
-                .map(|r| r.sample.wall.as_secs_f64())
-                .collect::<Vec<_>>(),
-        )
-        .unwrap_or(f64::NAN);
-        let bytes = median(&runs.iter().map(|r| r.bytes).collect::<Vec<_>>()).unwrap_or(0);
-        let cpu = median(
-            &runs
-                .iter()
-                .filter_map(|r| r.sample.cpu_util)
-                .collect::<Vec<_>>(),
-        );
-        let rss = runs.iter().filter_map(|r| r.sample.peak_rss).max();
-        let files = runs.first().map(|r| r.data_files).unwrap_or(0);
-        let commit = median(
-            &runs
-                .iter()
-                .filter_map(|r| r.commit.map(ms))
-                .collect::<Vec<_>>(),
-        );
-        let name = match commit {
-            Some(c) => format!("{name} (commit {c:.0} ms)"),
-            None => (*name).to_string(),
-        };
-        println!(
-            "| {name} | {wall:.3} | {:.2} M | {:.1} | {:.1} | {files} | {} | {} | {:.2}x |",
-            rows as f64 / wall / 1e6,
-            mib(bytes) / wall,
-            mib(bytes),
-            cpu.map(|c| format!("{c:.2}"))
-                .unwrap_or_else(|| "n/a".into()),
-            rss.map(|r| format!("{:.0}", mib(r)))
-                .unwrap_or_else(|| "n/a".into()),
-            wall / floor_wall,
-        );
-        summary.push((name, wall));
-    }
-    println!();
-    if let Some((_, ours)) = summary.get(1) {
-        println!(
-            "ratio ours/floor = {:.3} (target <= 1.10); walls are medians of {} interleaved runs",
-            ours / floor_wall,
-            args.repeats
-        );
-    }
-    println!(
-        "note: peak RSS includes the resident input data set ({:.0} MiB)",
-        mib(input_bytes as u64)
-    );
-
-    match &args.python {
+    let me = std::env::current_exe()?;
+    let mut writers = vec![
+        Writer::Ours {
+            floor: false,
+            threads: None,
+        },
+        Writer::Ours {
+            floor: false,
+            threads: Some(1),
+        },
+        Writer::Ours {
+            floor: true,
+            threads: None,
+        },
+    ];
+    let (mut pyiceberg, mut pyarrow) = ("?".to_string(), "?".to_string());
+    let script = match &args.python {
         Some(py) => {
-            let ours = summary.get(1).map(|(_, w)| *w);
-            python::run(py, &batches, &root, args.repeats, rows, floor_wall, ours)?;
+            (pyiceberg, pyarrow) = python::versions(py)?;
+            writers.push(Writer::Python("pyarrow"));
+            writers.push(Writer::Python("pyiceberg"));
+            Some(python::install_script(&root)?)
         }
+        None => {
+            println!(
+                "pyarrow / PyIceberg: skipped (no python with pyiceberg: set ICEBERG_TEST_PYTHON \
+                 or run `cargo xtask venv`)"
+            );
+            None
+        }
+    };
+    match &args.iceberg_rust {
+        Some(bin) => writers.push(Writer::IcebergRust(bin.clone())),
         None => println!(
-            "\nPyIceberg / pyarrow: skipped (no python with pyiceberg: set ICEBERG_TEST_PYTHON \
-             or run `cargo xtask venv`)"
+            "iceberg-rust: skipped (`cargo xtask bench` builds it unless --no-iceberg-rust)"
         ),
     }
-    if root.exists() {
-        std::fs::remove_dir_all(&root)?;
+    let layouts = if args.layouts.is_empty() {
+        Layout::ALL.to_vec()
+    } else {
+        args.layouts.clone()
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut results = vec![vec![Vec::<RunOutput>::new(); writers.len()]; layouts.len()];
+    for rep in 0..args.repeats {
+        for (l, layout) in layouts.iter().enumerate() {
+            for (w, writer) in writers.iter().enumerate() {
+                let out = root.join(format!("run-{}-{w}", layout.name()));
+                let _ = std::fs::remove_dir_all(&out);
+                std::fs::create_dir_all(&out)?;
+                let r = match writer {
+                    Writer::Ours { floor, threads: t } => {
+                        let mut cmd = Command::new(&me);
+                        cmd.arg("write-one")
+                            .arg("--writer")
+                            .arg(if *floor { "floor" } else { "ours" })
+                            .arg("--layouts")
+                            .arg(layout.name())
+                            .arg("--input")
+                            .arg(&input)
+                            .arg("--out")
+                            .arg(&out)
+                            .arg("--threads")
+                            .arg(t.unwrap_or(threads).to_string());
+                        RunOutput::from_command(&mut cmd)?
+                    }
+                    Writer::Python(name) => {
+                        let (Some(py), Some(script)) = (&args.python, &script) else {
+                            continue;
+                        };
+                        python::run_one(py, script, name, *layout, &input, &out)?
+                    }
+                    Writer::IcebergRust(bin) => {
+                        let mut cmd = Command::new(bin);
+                        cmd.arg("--input")
+                            .arg(&input)
+                            .arg("--layouts")
+                            .arg(layout.name())
+                            .arg("--out")
+                            .arg(&out);
+                        RunOutput::from_command(&mut cmd)?
+                    }
+                };
+                if r.rows != rows as u64 {
+                    return Err(format!(
+                        "{} wrote {} rows of {rows}",
+                        writer.name(&pyiceberg, &pyarrow, *layout),
+                        r.rows
+                    )
+                    .into());
+                }
+                println!(
+                    "  run {rep} {} / {}: {:.3} s, cpu {:.2}, {} files, {:.1} MiB, peak +{:.0} MiB",
+                    layout.name(),
+                    writer.name(&pyiceberg, &pyarrow, *layout),
+                    r.wall,
+                    r.cpu / r.wall,
+                    r.files,
+                    mib(r.bytes),
+                    mib(r.peak_above_input())
+                );
+                std::fs::remove_dir_all(&out)?;
+                results[l][w].push(r);
+            }
+        }
     }
+    for (l, layout) in layouts.iter().enumerate() {
+        println!("\n### {} ({rows} rows)\n", layout_title(*layout));
+        println!(
+            "| writer | median wall (s) | rows/s | CPU/wall | peak RSS above input (MiB) | data files | MiB written | wall / ours |"
+        );
+        println!("|---|---|---|---|---|---|---|---|");
+        let ours = median_wall(&results[l][0]);
+        for (w, writer) in writers.iter().enumerate() {
+            let runs = &results[l][w];
+            if runs.is_empty() {
+                continue;
+            }
+            let wall = median_wall(runs);
+            let cpu = median(&runs.iter().map(|r| r.cpu / r.wall).collect::<Vec<_>>())
+                .unwrap_or(f64::NAN);
+            let peak = runs
+                .iter()
+                .map(RunOutput::peak_above_input)
+                .max()
+                .unwrap_or(0);
+            let bytes = median(&runs.iter().map(|r| r.bytes).collect::<Vec<_>>()).unwrap_or(0);
+            let files = runs.first().map_or(0, |r| r.files);
+            println!(
+                "| {} | {wall:.3} | {:.2} M | {cpu:.2} | {:.0} | {files} | {:.1} | {:.2}x |",
+                writer.name(&pyiceberg, &pyarrow, *layout),
+                rows as f64 / wall / 1e6,
+                mib(peak),
+                mib(bytes),
+                wall / ours,
+            );
+        }
+    }
+    println!(
+        "\nmedians of {} interleaved runs; each run is its own process, which reads the input \
+         before timing; peak RSS is the run's VmHWM above its RSS once the input was loaded",
+        args.repeats
+    );
+    std::fs::remove_dir_all(&root)?;
     Ok(())
+}
+
+fn layout_title(layout: Layout) -> &'static str {
+    match layout {
+        Layout::Unpartitioned => "unpartitioned, one file",
+        Layout::Day => "day(ts), 30 partitions",
+        Layout::Bucket => "bucket(1000, user_id), 1,000 partitions",
+    }
+}
+
+fn median_wall(runs: &[RunOutput]) -> f64 {
+    median(&runs.iter().map(|r| r.wall).collect::<Vec<_>>()).unwrap_or(f64::NAN)
 }

@@ -88,7 +88,14 @@ fn gcs(raw: &str, location: &Location, config: &FileIoConfig) -> Result<Arc<dyn 
     let mut builder =
         GoogleCloudStorageBuilder::from_env().with_bucket_name(&location.store.bucket);
     if let Some(token) = &c.oauth2_token {
-        builder = builder.with_bearer_token(token);
+        // A fixed token (`gcs.oauth2.token`); object_store 0.13 takes it as a static
+        // credential provider.
+        let credential = object_store::gcp::GcpCredential {
+            bearer: token.clone(),
+        };
+        builder = builder.with_credentials(Arc::new(object_store::StaticCredentialProvider::new(
+            credential,
+        )));
     }
     if let Some(key) = &c.service_account_key {
         builder = builder.with_service_account_key(key);

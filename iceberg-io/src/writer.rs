@@ -21,12 +21,15 @@ use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, ready};
-use object_store::WriteMultipart;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, PutMultipartOptions, PutOptions, PutPayloadMut};
 
 use crate::config::WriteConfig;
 use crate::error::{Error, Result};
+
+mod parts;
+
+use self::parts::Parts;
 
 /// Implements tokio::io::AsyncWrite (so parquet's AsyncArrowWriter accepts it via its blanket AsyncFileWriter impl for AsyncWrite + Unpin + Send).
 ///
@@ -49,15 +52,21 @@ enum State {
     /// Less than one part written: bytes held in memory.
     Buffer(PutPayloadMut),
     /// Creating the multipart upload.
-    Starting(BoxFuture<'static, object_store::Result<WriteMultipart>>),
+    Starting(BoxFuture<'static, object_store::Result<Parts>>),
     /// Multipart upload in progress.
-    Uploading(WriteMultipart),
+    Uploading(Parts),
     /// The single put, or completing the multipart upload.
     Completing(BoxFuture<'static, object_store::Result<()>>),
     /// Done: the object is visible.
     Closed,
     /// Failed or aborted; an upload still to abort may remain.
-    Failed(Option<WriteMultipart>),
+    Failed(Option<Parts>),
+}
+
+/// Where accepted bytes go: the in-memory buffer of a small file, or the upload's parts.
+enum Accept<'a> {
+    Buffer(&'a mut PutPayloadMut),
+    Parts(&'a mut Parts),
 }
 
 impl State {
@@ -164,14 +173,52 @@ impl FileWriter {
         }
     }
 
+    /// Appends owned `bytes` without copying them (parquet row groups, for instance).
+    ///
+    /// # Errors
+    /// The store's error if starting the upload or an earlier part failed;
+    /// [`Error::WriterClosed`] after a failure, an abort or a close.
+    pub async fn put(&mut self, bytes: bytes::Bytes) -> Result<()> {
+        let len = bytes.len();
+        let mut bytes = Some(bytes);
+        futures::future::poll_fn(|cx| {
+            self.poll_accept(cx, len, &mut |into| {
+                if let Some(b) = bytes.take() {
+                    match into {
+                        Accept::Buffer(buffer) => buffer.push(b),
+                        Accept::Parts(parts) => parts.put(b),
+                    }
+                }
+            })
+        })
+        .await
+    }
+
     fn poll_write_inner(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<Result<usize>> {
+        self.poll_accept(cx, buf.len(), &mut |into| match into {
+            Accept::Buffer(buffer) => buffer.extend_from_slice(buf),
+            Accept::Parts(parts) => parts.write(buf),
+        })
+        .map_ok(|()| buf.len())
+    }
+
+    /// Makes room for `len` more bytes (starting the multipart upload once they would fill
+    /// a part, waiting while `max_concurrent_parts` are in flight), then has `deliver` put
+    /// them where they go.
+    fn poll_accept(
+        &mut self,
+        cx: &mut Context<'_>,
+        len: usize,
+        deliver: &mut dyn FnMut(Accept<'_>),
+    ) -> Poll<Result<()>> {
         loop {
             match mem::replace(&mut self.state, State::Failed(None)) {
                 State::Buffer(mut buffer) => {
-                    if buffer.content_length().saturating_add(buf.len()) < self.part_size {
-                        buffer.extend_from_slice(buf);
+                    if buffer.content_length().saturating_add(len) < self.part_size {
+                        deliver(Accept::Buffer(&mut buffer));
                         self.state = State::Buffer(buffer);
-                        return Poll::Ready(Ok(self.accept(buf.len())));
+                        self.accept(len);
+                        return Poll::Ready(Ok(()));
                     }
                     self.state = State::Starting(self.start_multipart(buffer));
                 }
@@ -187,9 +234,10 @@ impl FileWriter {
                             return Poll::Ready(Err(Error::from_store(&self.path, e)));
                         }
                         Poll::Ready(Ok(())) => {
-                            upload.write(buf);
+                            deliver(Accept::Parts(&mut upload));
                             self.state = State::Uploading(upload);
-                            return Poll::Ready(Ok(self.accept(buf.len())));
+                            self.accept(len);
+                            return Poll::Ready(Ok(()));
                         }
                     }
                 }
@@ -205,7 +253,7 @@ impl FileWriter {
     fn poll_start(
         &mut self,
         cx: &mut Context<'_>,
-        mut start: BoxFuture<'static, object_store::Result<WriteMultipart>>,
+        mut start: BoxFuture<'static, object_store::Result<Parts>>,
     ) -> Poll<Result<()>> {
         match start.poll_unpin(cx) {
             Poll::Pending => {
@@ -253,7 +301,7 @@ impl FileWriter {
                 State::Starting(start) => ready!(self.poll_start(cx, start))?,
                 State::Uploading(upload) => {
                     // `finish` aborts the upload itself if a part or the completion fails.
-                    self.state = State::Completing(upload.finish().map(|r| r.map(drop)).boxed());
+                    self.state = State::Completing(upload.finish().boxed());
                 }
                 State::Completing(mut complete) => {
                     return match complete.poll_unpin(cx) {
@@ -280,15 +328,14 @@ impl FileWriter {
         }
     }
 
-    fn accept(&mut self, n: usize) -> usize {
+    fn accept(&mut self, n: usize) {
         self.bytes_written += n as u64;
-        n
     }
 
     fn start_multipart(
         &self,
         buffer: PutPayloadMut,
-    ) -> BoxFuture<'static, object_store::Result<WriteMultipart>> {
+    ) -> BoxFuture<'static, object_store::Result<Parts>> {
         let store = Arc::clone(&self.store);
         let key = self.key.clone();
         let part_size = self.part_size;
@@ -296,7 +343,7 @@ impl FileWriter {
             let upload = store
                 .put_multipart_opts(&key, PutMultipartOptions::default())
                 .await?;
-            let mut upload = WriteMultipart::new_with_chunk_size(upload, part_size);
+            let mut upload = Parts::new(upload, part_size);
             for chunk in buffer.freeze() {
                 upload.put(chunk);
             }

@@ -155,7 +155,7 @@ fn align_array(
             };
             let (_, offsets, values, nulls) = list.into_parts();
             let elem_name = full_name(full, &l.element_field.name);
-            let values = visible_slice(&values, offsets.first(), offsets.last());
+            let values = visible_slice(&values, &offsets);
             let values = align_array(&values, &l.element_field, target_elem, &elem_name, None)?;
             let offsets = rebase(offsets);
             let array = ListArray::try_new(target_elem.clone(), offsets, values, nulls)
@@ -171,11 +171,7 @@ fn align_array(
             };
             let map = src.as_map().clone();
             let (_, offsets, entries, nulls, _) = map.into_parts();
-            let entries = visible_slice(
-                &(Arc::new(entries) as ArrayRef),
-                offsets.first(),
-                offsets.last(),
-            );
+            let entries = visible_slice(&(Arc::new(entries) as ArrayRef), &offsets);
             let entries = entries.as_struct();
             let key = align_array(
                 entries.column(0),
@@ -207,8 +203,16 @@ fn align_array(
     }
 }
 
+/// The first and last of `offsets` (an offset buffer always holds at least one).
+fn offset_range(offsets: &arrow_buffer::OffsetBuffer<i32>) -> (i32, i32) {
+    let first = offsets.iter().next().copied().unwrap_or(0);
+    let last = offsets.iter().next_back().copied().unwrap_or(first);
+    (first, last)
+}
+
 /// The part of a list's values its offsets reach.
-fn visible_slice(values: &ArrayRef, first: i32, last: i32) -> ArrayRef {
+fn visible_slice(values: &ArrayRef, offsets: &arrow_buffer::OffsetBuffer<i32>) -> ArrayRef {
+    let (first, last) = offset_range(offsets);
     let first = first.max(0) as usize;
     let last = last.max(0) as usize;
     values.slice(first, last.saturating_sub(first))
@@ -216,7 +220,7 @@ fn visible_slice(values: &ArrayRef, first: i32, last: i32) -> ArrayRef {
 
 /// Offsets shifted to start at zero, matching [`visible_slice`].
 fn rebase(offsets: arrow_buffer::OffsetBuffer<i32>) -> arrow_buffer::OffsetBuffer<i32> {
-    let first = offsets.first();
+    let (first, _) = offset_range(&offsets);
     if first == 0 {
         return offsets;
     }

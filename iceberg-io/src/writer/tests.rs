@@ -147,3 +147,40 @@ fn writer_and_io_can_cross_tasks() {
     assert_writer::<crate::FileWriter>();
     assert_shared::<FileIo>();
 }
+
+#[tokio::test]
+async fn put_takes_owned_bytes_in_both_states_mixed_with_writes() {
+    let (io, store) = setup();
+    let data = pattern(4 * PART + 321);
+    let mut w = io.writer("memory://w/put").await.unwrap();
+    w.put(bytes::Bytes::copy_from_slice(&data[..10]))
+        .await
+        .unwrap();
+    w.write_all(&data[10..20]).await.unwrap();
+    // Past one part: the upload starts, then owned bytes go straight into parts.
+    w.put(bytes::Bytes::copy_from_slice(&data[20..2 * PART + 5]))
+        .await
+        .unwrap();
+    w.write_all(&data[2 * PART + 5..3 * PART]).await.unwrap();
+    w.put(bytes::Bytes::copy_from_slice(&data[3 * PART..]))
+        .await
+        .unwrap();
+    assert_eq!(w.bytes_written(), data.len() as u64);
+    assert_eq!(w.close().await.unwrap(), data.len() as u64);
+    assert_eq!(io.read("memory://w/put").await.unwrap().as_ref(), &data[..]);
+    assert_eq!(store.count(OpKind::PutPart), 5);
+}
+
+#[tokio::test]
+async fn a_failed_last_part_aborts_the_upload_on_close() {
+    // The last part is uploaded by close itself; its failure must abort the upload too,
+    // or its stored parts (a staging file on local disk) would stay behind.
+    let (io, store) = setup();
+    store.fail_nth_part(3);
+    let mut w = io.writer("memory://w/last").await.unwrap();
+    w.write_all(&pattern(2 * PART + 10)).await.unwrap();
+    assert!(w.close().await.is_err());
+    assert!(!io.exists("memory://w/last").await.unwrap());
+    assert_eq!(store.count(OpKind::CompleteMultipart), 0);
+    assert_eq!(store.count(OpKind::AbortMultipart), 1);
+}

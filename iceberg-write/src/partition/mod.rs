@@ -30,7 +30,8 @@ pub(crate) struct PartitionGroup {
     pub(crate) key: Vec<u8>,
     /// The partition tuple, one value per spec field, in spec order.
     pub(crate) values: Vec<Option<Datum>>,
-    /// The rows of the batch that belong to it.
+    /// The rows of the batch that belong to it (a slice of the batch's rows in group
+    /// order, sharing their buffers with the other groups of the batch).
     pub(crate) batch: RecordBatch,
 }
 
@@ -108,6 +109,20 @@ impl Partitioner {
             groups[g].1.push(u32::try_from(i).unwrap_or(u32::MAX));
         }
         let whole = groups.len() == 1;
+        // One take puts the rows in group order; each group is then a slice of it (a take
+        // per group costs an allocation per column and group, which dominates at hundreds
+        // of partitions per batch).
+        let taken = if whole {
+            batch.clone()
+        } else {
+            let order: Vec<u32> = groups
+                .iter()
+                .flat_map(|(_, rows)| rows.iter().copied())
+                .collect();
+            arrow_select::take::take_record_batch(batch, &UInt32Array::from(order))
+                .map_err(|e| Error::arrow("<batch>", e))?
+        };
+        let mut start = 0;
         groups
             .into_iter()
             .map(|(key, rows)| {
@@ -118,12 +133,8 @@ impl Partitioner {
                     .zip(&transformed)
                     .map(|(f, a)| values::datum_at(a.as_ref(), first, &f.result_type))
                     .collect();
-                let batch = if whole {
-                    batch.clone()
-                } else {
-                    arrow_select::take::take_record_batch(batch, &UInt32Array::from(rows))
-                        .map_err(|e| Error::arrow("<batch>", e))?
-                };
+                let batch = taken.slice(start, rows.len());
+                start += rows.len();
                 Ok(PartitionGroup { key, values, batch })
             })
             .collect()

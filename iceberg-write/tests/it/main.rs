@@ -9,5 +9,6 @@ mod many_partitions;
 mod metrics;
 mod partitioned;
 mod props;
+mod row_groups;
 mod sorted;
 mod streaming;

@@ -381,3 +381,65 @@ async fn uuid_bounds_only_when_java_and_byte_order_agree() {
         "byte 8's sign differs: counts only"
     );
 }
+
+#[tokio::test]
+async fn zero_only_float_chunks_carry_no_parquet_min_max() {
+    // Parquet widens an all-zero chunk to min -0.0 / max +0.0, which pyarrow 26 takes for
+    // "only -0.0" and skips for `x IN (0.0)`: such chunks keep their counts, lose those two
+    // bounds, and the data file's Iceberg bounds (from the arrays) stay exact.
+    let io = FileIo::from_location("memory://wh", &Default::default()).unwrap();
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::optional(1, "zeros", PrimitiveType::Double),
+            NestedField::optional(2, "mixed", PrimitiveType::Double),
+            NestedField::optional(3, "fzeros", PrimitiveType::Float),
+        ],
+    )
+    .unwrap();
+    let b = batch(
+        vec![
+            Field::new("zeros", DataType::Float64, true),
+            Field::new("mixed", DataType::Float64, true),
+            Field::new("fzeros", DataType::Float32, true),
+        ],
+        vec![
+            Arc::new(Float64Array::from(vec![Some(0.0), None, Some(0.0)])) as ArrayRef,
+            Arc::new(Float64Array::from(vec![Some(0.0), Some(2.5), None])),
+            Arc::new(Float32Array::from(vec![Some(-0.0), Some(0.0), None])),
+        ],
+    );
+    let files = write(
+        &io,
+        &[b],
+        &schema,
+        &PartitionSpec::unpartitioned(),
+        &options(),
+    )
+    .await;
+    let (_, meta) = read_back(&io, &files[0]).await;
+    let rg = &meta.row_groups()[0];
+    for (i, name) in [(0, "zeros"), (2, "fzeros")] {
+        let stats = rg.column(i).statistics().unwrap();
+        assert!(
+            stats.min_bytes_opt().is_none() && stats.max_bytes_opt().is_none(),
+            "{name}"
+        );
+        assert_eq!(
+            stats.null_count_opt(),
+            Some(1),
+            "{name} keeps its null count"
+        );
+    }
+    let mixed = rg.column(1).statistics().unwrap();
+    assert!(
+        mixed.min_bytes_opt().is_some(),
+        "a chunk with other values keeps its bounds"
+    );
+    let f = &files[0];
+    assert_eq!(f.null_value_counts[&1], 1);
+    assert_eq!(lower(f, &schema, 1), Some(Datum::double(0.0)));
+    assert_eq!(upper(f, &schema, 1), Some(Datum::double(0.0)));
+    assert_eq!(lower(f, &schema, 3), Some(Datum::float(-0.0)));
+    assert_eq!(upper(f, &schema, 3), Some(Datum::float(0.0)));
+}

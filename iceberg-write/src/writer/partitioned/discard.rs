@@ -12,6 +12,8 @@ impl DataFileWriter {
     /// The first IO error met; the other files are still attempted.
     pub async fn abort(mut self) -> Result<()> {
         let mut first_error = None;
+        // A round left running puts its files back first (even when it failed).
+        let _ = self.settle_round().await;
         // Files finishing in the background land first, then go with the closed ones; a
         // failed close may still have left its object.
         while let Some((path, task)) = self.closing.pop_front() {

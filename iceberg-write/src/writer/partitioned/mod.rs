@@ -18,10 +18,13 @@
 //! compaction rely on the id.
 //!
 //! The files of one batch are encoded concurrently, each in a task of its own on the
-//! caller's tokio runtime (so a multi-threaded runtime uses every core while several
-//! partitions are open), and a file is finished and uploaded in a task while the next batch
-//! is encoded. Each file is still written by one task at a time, in order, so its bytes do
-//! not depend on the scheduling; files are named, and returned, in a fixed order.
+//! caller's tokio runtime ([`rounds`]), the last round of a write still running while the
+//! next batch is split; a large write into one file encodes its columns, and its row groups,
+//! in tasks too (`writer::encode`), so a multi-threaded runtime uses every core however many
+//! partitions are open. A file is finished and uploaded in a task while the next batch is
+//! encoded. Each file's columns still see their rows in order, and every decision is taken
+//! at fixed points, so its bytes do not depend on the scheduling; files are named, and
+//! returned, in a fixed order.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -36,9 +39,12 @@ use parquet::file::properties::WriterProperties;
 use tokio::task::JoinHandle;
 
 mod discard;
+mod rounds;
 mod spill;
 
+use self::rounds::{Job, ROLL_CHECK_ROWS, Round};
 use self::spill::Spill;
+use super::encode::InputQueue;
 use super::file::{FileContext, ParquetFile, writer_properties};
 use crate::align::align_batch;
 use crate::error::{Error, Result};
@@ -49,26 +55,12 @@ use crate::partition::Partitioner;
 use crate::sort::{SortedBatch, Sorter, slice_order};
 use crate::to_arrow::arrow_schema;
 
-/// Rows handed to a file at a time, so the target size is checked at this granularity.
-const ROLL_CHECK_ROWS: usize = 4096;
-
 /// Rows copied at a time when a slice of batches is written in sort order.
 const SLICE_CHUNK_ROWS: usize = 16 * ROLL_CHECK_ROWS;
 
 /// Files finishing in the background at once (within the open-file cap); past it the writer
 /// waits for the oldest, since a finishing file still holds its buffered row group.
 const MAX_CLOSING: usize = 4;
-
-/// A partition's rows of one batch, on their way into its open file.
-struct Job {
-    key: Vec<u8>,
-    values: Vec<Option<Datum>>,
-    rows: RecordBatch,
-    /// Rows written so far.
-    offset: usize,
-    /// Sort key of the last row, when the writer sorts.
-    last_key: Option<OwnedRow>,
-}
 
 #[derive(Debug)]
 struct OpenFile {
@@ -79,39 +71,7 @@ struct OpenFile {
     last_key: Option<OwnedRow>,
 }
 
-/// The bytes of `batch`'s own rows (a slice does not count the buffers it shares).
-pub(super) fn slice_bytes(batch: &RecordBatch) -> u64 {
-    batch
-        .columns()
-        .iter()
-        .map(|c| {
-            let data = c.to_data();
-            data.get_slice_memory_size()
-                .unwrap_or_else(|_| c.get_array_memory_size()) as u64
-        })
-        .sum()
-}
-
-/// Writes `rows` from `offset` into `open` a roll-check chunk at a time until they run out
-/// or the file reaches `target` bytes; returns the file, how far it got, and any error.
-async fn fill(
-    mut open: OpenFile,
-    rows: RecordBatch,
-    mut offset: usize,
-    target: u64,
-) -> (OpenFile, usize, Result<()>) {
-    while offset < rows.num_rows() {
-        let len = ROLL_CHECK_ROWS.min(rows.num_rows() - offset);
-        if let Err(e) = open.file.write(&rows.slice(offset, len)).await {
-            return (open, offset, Err(e));
-        }
-        offset += len;
-        if open.file.estimated_size() >= target {
-            break;
-        }
-    }
-    (open, offset, Ok(()))
-}
+pub(super) use super::encode::slice_bytes;
 
 /// Writes a stream of batches as partitioned, size-bounded Parquet data files.
 ///
@@ -128,10 +88,15 @@ pub struct DataFileWriter {
     options: WriteOptions,
     arrow: SchemaRef,
     props: WriterProperties,
+    /// The input its files' streamed row groups may hold (half of `write.buffer-size-bytes`).
+    queue: InputQueue,
     partitioner: Partitioner,
     sorter: Option<Sorter>,
     namer: FileNamer,
     open: HashMap<Vec<u8>, OpenFile>,
+    /// The last round of the last write, still running ([`rounds`]): its files are out of
+    /// `open` until it is settled.
+    round: Round,
     /// Files being finished in the background (with their paths), in the order they were
     /// closed; they count toward the open-file cap until done.
     closing: VecDeque<(String, JoinHandle<Result<DataFile>>)>,
@@ -192,6 +157,7 @@ impl DataFileWriter {
             options: options.clone(),
             arrow: arrow.clone(),
             props: writer_properties(options, schema),
+            queue: InputQueue::new(options.buffer_size_bytes / 2),
             partitioner: Partitioner::new(spec, schema)?,
             spill: (sorter.is_none() && options.spill_enabled).then(|| {
                 Spill::new(
@@ -210,6 +176,7 @@ impl DataFileWriter {
                 options.file_counter.clone(),
             ),
             open: HashMap::new(),
+            round: Vec::new(),
             closing: VecDeque::new(),
             pending: Vec::new(),
             pending_bytes: 0,
@@ -331,11 +298,14 @@ impl DataFileWriter {
     }
 
     async fn write_groups(&mut self, batch: &RecordBatch) -> Result<()> {
+        // Split while the last write's round still encodes; then its files are settled.
+        let groups = self.partitioner.split(batch)?;
+        self.settle_round().await?;
         let mut jobs = VecDeque::new();
         let cap = self.options.max_open_files.max(1);
         // Partitions with a file, or to get one in this batch.
         let mut admitted = self.open.len();
-        for group in self.partitioner.split(batch)? {
+        for group in groups {
             if group.batch.num_rows() == 0 {
                 continue;
             }
@@ -370,143 +340,7 @@ impl DataFileWriter {
                 last_key,
             });
         }
-        self.write_jobs(jobs).await
-    }
-
-    /// Writes the rows of `jobs` (one per partition) into their partitions' files.
-    async fn write_jobs(&mut self, mut jobs: VecDeque<Job>) -> Result<()> {
-        // Rounds: every partition still holding rows gets its open file filled in a task of
-        // its own, until its rows are written or the file is full (then it rolls); at most
-        // `max_open_files` files are open, in use or not.
-        let cap = self.options.max_open_files.max(1);
-        let target = self.options.target_file_size_bytes;
-        while !jobs.is_empty() {
-            // Until every file of the round is back in the map, a cancelled (dropped) write
-            // leaves the writer unusable rather than silently short of those files' rows.
-            self.failed = Some("a write was interrupted while its files were in tasks".into());
-            let mut first_error = None;
-            let mut running = Vec::new();
-            while running.len() < cap
-                && let Some(job) = jobs.pop_front()
-            {
-                match self.take_open(&job.key, &job.values, running.len()).await {
-                    Ok(file) => {
-                        let (rows, offset) = (job.rows.clone(), job.offset);
-                        running.push((job, tokio::spawn(fill(file, rows, offset, target))));
-                    }
-                    Err(e) => {
-                        first_error = Some(e);
-                        break;
-                    }
-                }
-            }
-            // Every task is awaited and its file put back before any error is acted on.
-            let mut done = Vec::new();
-            for (job, task) in running {
-                match task.await {
-                    Ok((open, written, result)) => {
-                        self.open.insert(job.key.clone(), open);
-                        match result {
-                            Ok(()) => done.push((job, written)),
-                            Err(e) => {
-                                first_error.get_or_insert(e);
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        first_error.get_or_insert(Error::WriterFailed {
-                            reason: format!("a file's write task failed: {e}"),
-                        });
-                    }
-                }
-            }
-            if let Some(e) = first_error {
-                return Err(e);
-            }
-            self.failed = None;
-            for (mut job, written) in done {
-                job.offset = written;
-                let full = self
-                    .open
-                    .get(&job.key)
-                    .is_some_and(|f| f.file.estimated_size() >= target);
-                if job.offset == job.rows.num_rows() {
-                    if let Some(f) = self.open.get_mut(&job.key) {
-                        f.last_key = job.last_key.take();
-                    }
-                    if full {
-                        self.close_key(&job.key).await?;
-                    }
-                } else {
-                    // Full before its rows ran out: roll to a new file for the rest.
-                    self.close_key(&job.key).await?;
-                    jobs.push_back(job);
-                }
-            }
-            self.keep_buffers_within_budget().await?;
-        }
-        Ok(())
-    }
-
-    /// Writes out the largest buffered row groups until the open files together buffer at
-    /// most `write.buffer-size-bytes`: each file's row groups are capped on their own, but
-    /// many open files could otherwise hold that cap each. The chosen files flush in tasks,
-    /// concurrently, as they fill.
-    async fn keep_buffers_within_budget(&mut self) -> Result<()> {
-        let budget = self.options.buffer_size_bytes;
-        let mut total: u64 = self.open.values().map(|f| f.file.buffered_bytes()).sum();
-        if total <= budget {
-            return Ok(());
-        }
-        let mut by_size: Vec<(u64, Vec<u8>)> = self
-            .open
-            .iter()
-            .map(|(k, f)| (f.file.buffered_bytes(), k.clone()))
-            .collect();
-        by_size.sort_unstable_by_key(|(bytes, _)| std::cmp::Reverse(*bytes));
-        // As in a round: while files are out in tasks, a cancelled write leaves the writer
-        // unusable rather than silently short of them.
-        self.failed = Some("a write was interrupted while its files were in tasks".into());
-        let mut tasks = Vec::new();
-        for (bytes, key) in by_size {
-            if total <= budget || bytes == 0 {
-                break;
-            }
-            total -= bytes;
-            if let Some(mut open) = self.open.remove(&key) {
-                tasks.push((
-                    key,
-                    tokio::spawn(async move {
-                        let result = open.file.flush_row_group().await;
-                        (open, result)
-                    }),
-                ));
-            }
-        }
-        // Every file goes back into the map before an error is acted on (as in a round).
-        let mut first_error = None;
-        for (key, task) in tasks {
-            match task.await {
-                Ok((open, result)) => {
-                    self.open.insert(key, open);
-                    if let Err(e) = result {
-                        first_error.get_or_insert(e);
-                    }
-                }
-                Err(e) => {
-                    first_error.get_or_insert(Error::WriterFailed {
-                        reason: format!("a file's flush task failed: {e}"),
-                    });
-                }
-            }
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => {
-                self.failed = None;
-                Ok(())
-            }
-        }
+        self.write_jobs(jobs, true).await
     }
 
     /// The open file of partition `key`, taken out of the map for a task (opened when
@@ -570,6 +404,7 @@ impl DataFileWriter {
             self.arrow.clone(),
             self.props.clone(),
             values.to_vec(),
+            self.queue.clone(),
         )
         .await?;
         self.clock += 1;
@@ -641,6 +476,10 @@ impl DataFileWriter {
         if let Some(reason) = self.failed.take() {
             let _ = self.abort().await;
             return Err(Error::WriterFailed { reason });
+        }
+        if let Err(e) = self.settle_round().await {
+            let _ = self.abort().await;
+            return Err(e);
         }
         let mut keys: Vec<(u64, Vec<u8>)> = self
             .open

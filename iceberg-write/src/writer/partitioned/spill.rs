@@ -121,6 +121,15 @@ impl Spill {
         values: Vec<Option<Datum>>,
         rows: RecordBatch,
     ) -> Result<()> {
+        // A group is a slice of its batch's rows: kept as it is, it would hold the whole
+        // batch while the budget counts only its own rows.
+        let rows = if slice_bytes(&rows).saturating_mul(2) < rows.get_array_memory_size() as u64 {
+            let all = arrow_array::UInt32Array::from_iter_values(0..rows.num_rows() as u32);
+            arrow_select::take::take_record_batch(&rows, &all)
+                .map_err(|e| Error::arrow("<spill>", e))?
+        } else {
+            rows
+        };
         self.memory_bytes += slice_bytes(&rows);
         self.partitions
             .entry(key)
@@ -227,8 +236,18 @@ impl DataFileWriter {
         let Some(mut spill) = self.spill.take() else {
             return Ok(());
         };
-        while let Some(group) = spill.next_group()? {
-            let mut finished = Vec::new();
+        // Each group is read back while the previous one's files still encode (a round left
+        // running); its partitions close once that round is settled.
+        let mut finished: Vec<Vec<u8>> = Vec::new();
+        loop {
+            let group = spill.next_group()?;
+            self.settle_round().await?;
+            for key in std::mem::take(&mut finished) {
+                self.close_key(&key).await?;
+            }
+            let Some(group) = group else {
+                return Ok(());
+            };
             let mut jobs = VecDeque::with_capacity(group.len());
             for piece in group {
                 if piece.last {
@@ -242,12 +261,8 @@ impl DataFileWriter {
                     last_key: None,
                 });
             }
-            self.write_jobs(jobs).await?;
-            for key in finished {
-                self.close_key(&key).await?;
-            }
+            self.write_jobs(jobs, true).await?;
         }
-        Ok(())
     }
 }
 
