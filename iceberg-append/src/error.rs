@@ -134,6 +134,16 @@ pub enum Error {
         /// The table.
         table: String,
     },
+    /// The catalog's backend refused or failed, with its own typed error (a REST server's
+    /// answer, a driver's error) as the source.
+    #[error("catalog error on {table}: {source}")]
+    Backend {
+        /// The table or namespace.
+        table: String,
+        /// The backend's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The catalog's backend failed.
     #[error("catalog error on {table}: {reason}")]
     Catalog {

@@ -42,6 +42,36 @@ pub enum Error {
         /// Why it is refused.
         reason: String,
     },
+    /// A REST catalog answered with an error (its `ErrorModel`).
+    #[error("REST catalog {operation}: HTTP {status} {error_type}: {message}")]
+    RestResponse {
+        /// What was asked (`load table db.t`, `GET /v1/config`).
+        operation: String,
+        /// The HTTP status.
+        status: u16,
+        /// The server's `error.type` (`NoSuchTableException`, ...), empty when it sent none.
+        error_type: String,
+        /// The server's `error.message`, or the body when it was not an `ErrorModel`.
+        message: String,
+    },
+    /// A REST catalog could not be reached, or its answer not received.
+    #[cfg(feature = "rest")]
+    #[error("REST catalog {operation}: {source}")]
+    Http {
+        /// What was asked.
+        operation: String,
+        /// The HTTP client's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// A REST catalog answered with a body this client cannot read.
+    #[error("REST catalog {operation}: unreadable response: {reason}")]
+    InvalidResponse {
+        /// What was asked.
+        operation: String,
+        /// What is wrong with the body.
+        reason: String,
+    },
     /// The warehouse's file IO could not be set up or probed.
     #[error("file io for warehouse {location}: {source}")]
     Io {
@@ -69,10 +99,15 @@ impl From<Error> for iceberg_append::Error {
             Error::UnsupportedStore { location, .. } | Error::Io { location, .. } => {
                 location.clone()
             }
+            Error::RestResponse { operation, .. } | Error::InvalidResponse { operation, .. } => {
+                operation.clone()
+            }
+            #[cfg(feature = "rest")]
+            Error::Http { operation, .. } => operation.clone(),
         };
-        iceberg_append::Error::Catalog {
+        iceberg_append::Error::Backend {
             table,
-            reason: e.to_string(),
+            source: Box::new(e),
         }
     }
 }

@@ -9,6 +9,7 @@
 //! | [`SqlCatalog`] on SQLite | a row in `<warehouse>/catalog.db` | one machine, several processes, nothing to install |
 //! | [`SqlCatalog`] on PostgreSQL | a row in a shared database | many writers on many machines |
 //! | [`ObjectStoreCatalog`] | `metadata/v<N>.metadata.json`, created only if absent | only a bucket; stores with conditional create |
+//! | [`RestCatalog`] (feature `rest`) | kept by a REST catalog server | Polaris, Unity, Glue, Lakekeeper, Nessie, ... |
 //!
 //! The SQL catalog's tables are those of Java's `JdbcCatalog` and PyIceberg's `SqlCatalog`,
 //! so those engines open our tables by name, and we theirs.
@@ -17,6 +18,10 @@
 //! - [`sql`]: [`SqlCatalog`], its config and backends ([`sql::sqlite`], [`sql::postgres`]),
 //!   the catalog tables' DDL ([`sql::schema`]).
 //! - [`object_store`]: [`ObjectStoreCatalog`], Hadoop-table layout.
+//! - `rest` (feature `rest`): [`RestCatalog`], the REST protocol client; `rest::updates`
+//!   turns a commit's metadata into the protocol's requirements and updates.
+//! - `testing` (feature `testing`): a REST server launcher (rustberg) and a fault-injecting
+//!   HTTP proxy, for this workspace's tests and users' own.
 //! - [`error`]: [`Error`], the error of opening a catalog (operations speak
 //!   [`iceberg_append::Error`]).
 //!
@@ -44,9 +49,15 @@
 
 pub mod error;
 pub mod object_store;
+#[cfg(feature = "rest")]
+pub mod rest;
 pub mod sql;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use error::{Error, Result};
 pub use iceberg_append::Catalog;
 pub use object_store::ObjectStoreCatalog;
+#[cfg(feature = "rest")]
+pub use rest::{RestCatalog, RestCatalogConfig};
 pub use sql::{SqlCatalog, SqlCatalogConfig};

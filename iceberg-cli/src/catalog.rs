@@ -28,6 +28,8 @@ pub(crate) struct OpenCatalog {
     pub(crate) local_dir: Option<PathBuf>,
     /// True for the default catalog (SQLite in the warehouse, catalog name `default`).
     pub(crate) is_default: bool,
+    /// True when namespaces must be created before their tables (not the object store's).
+    explicit_namespaces: bool,
 }
 
 impl OpenCatalog {
@@ -37,8 +39,17 @@ impl OpenCatalog {
     /// # Errors
     /// A missing warehouse, an unknown catalog URI, or a catalog that cannot be opened.
     pub(crate) async fn open(cli: &Cli, create_dirs: bool) -> Result<Self> {
-        let (warehouse_url, local_dir) = warehouse(&cli.warehouse, create_dirs)?;
         let io_props: HashMap<String, String> = cli.io_properties.iter().cloned().collect();
+        if let Some(uri) = cli.catalog.as_deref().filter(|u| is_rest(u)) {
+            return Self::open_rest(cli, uri, io_props).await;
+        }
+        if let Some((key, _)) = cli.catalog_properties.first() {
+            return Err(Error::Usage(format!(
+                "--catalog-property {key}=...: catalog properties are for a REST catalog \
+                 (--catalog http(s)://...)"
+            )));
+        }
+        let (warehouse_url, local_dir) = warehouse(&cli.warehouse, create_dirs)?;
         let (catalog, sql, is_default): (Arc<dyn Catalog>, _, _) = match cli.catalog.as_deref() {
             None | Some("" | "sqlite") => {
                 let dir = local_dir.as_ref().ok_or_else(|| {
@@ -74,17 +85,46 @@ impl OpenCatalog {
             Some(other) => {
                 return Err(Error::Usage(format!(
                     "--catalog `{other}`: expected sqlite:///path, postgres://..., \
-                     postgresql://... or {OBJECT_STORE}"
+                     postgresql://..., {OBJECT_STORE} or http(s)://... (REST)"
                 )));
             }
         };
         Ok(Self {
+            explicit_namespaces: sql.is_some(),
             catalog,
             sql,
             warehouse_url,
             local_dir,
             is_default,
         })
+    }
+
+    /// A REST catalog at `uri`: `--catalog-property` and the file IO's `--io` settings are
+    /// its client properties; `--warehouse` is sent as the `warehouse` property only when
+    /// given explicitly as one (the server owns the warehouse).
+    #[cfg(feature = "rest")]
+    async fn open_rest(cli: &Cli, uri: &str, io_props: HashMap<String, String>) -> Result<Self> {
+        let mut config = iceberg_catalog::RestCatalogConfig::new(uri);
+        config.properties.extend(io_props);
+        config
+            .properties
+            .extend(cli.catalog_properties.iter().cloned());
+        let catalog = iceberg_catalog::RestCatalog::connect(config).await?;
+        Ok(Self {
+            catalog: Arc::new(catalog),
+            sql: None,
+            warehouse_url: uri.to_string(),
+            local_dir: None,
+            is_default: false,
+            explicit_namespaces: true,
+        })
+    }
+
+    #[cfg(not(feature = "rest"))]
+    async fn open_rest(_cli: &Cli, uri: &str, _io: HashMap<String, String>) -> Result<Self> {
+        Err(Error::Usage(format!(
+            "--catalog {uri}: this `iceberg` was built without the `rest` feature"
+        )))
     }
 
     /// The table's current state.
@@ -110,7 +150,7 @@ impl OpenCatalog {
     /// # Errors
     /// When the catalog cannot be asked or refuses the namespace.
     pub(crate) async fn ensure_namespace(&self, namespace: &NamespaceIdent) -> Result<bool> {
-        if self.sql.is_none() {
+        if !self.explicit_namespaces {
             return Ok(false);
         }
         if self.catalog.namespace_exists(namespace).await? {
@@ -128,6 +168,11 @@ impl OpenCatalog {
             sql.close().await;
         }
     }
+}
+
+/// True for a REST catalog URI.
+fn is_rest(uri: &str) -> bool {
+    uri.starts_with("http://") || uri.starts_with("https://")
 }
 
 /// `ns.table` (or `a.b.table`) as a table identifier.

@@ -18,9 +18,20 @@ pub(crate) struct Cli {
     #[arg(long, global = true, default_value = "./warehouse")]
     pub(crate) warehouse: String,
     /// Catalog: unset for SQLite at `<warehouse>/catalog.db`; `sqlite:///path`,
-    /// `postgres://...` / `postgresql://...`, or `object-store` (Hadoop layout, no database).
+    /// `postgres://...` / `postgresql://...`, `object-store` (Hadoop layout, no database), or
+    /// `http(s)://host/path` for an Iceberg REST catalog (the server owns the warehouse).
     #[arg(long, global = true)]
     pub(crate) catalog: Option<String>,
+    /// REST catalog property `key=value`: `warehouse`, `token`, `credential` (id:secret),
+    /// `scope`, `oauth2-server-uri`, `header.<Name>`; repeatable. Only with an http(s)
+    /// `--catalog`.
+    #[arg(
+        long = "catalog-property",
+        global = true,
+        value_name = "KEY=VALUE",
+        value_parser = parse_key_value
+    )]
+    pub(crate) catalog_properties: Vec<(String, String)>,
     /// File IO setting `key=value` (`s3.endpoint=...`, credentials); repeatable. Give it
     /// before the subcommand, as `--io` (or `--property`): after it, `--property` sets table
     /// properties, which refuse credentials.

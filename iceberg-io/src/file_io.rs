@@ -109,6 +109,15 @@ impl FileIo {
         Ok(io)
     }
 
+    /// IO for tables wherever they are, configured by Iceberg property names; each store is
+    /// built when a path first reaches it (a REST catalog's tables may live in any bucket).
+    ///
+    /// # Errors
+    /// [`Error::InvalidProperty`] for a value that cannot be parsed.
+    pub fn from_properties(properties: &HashMap<String, String>) -> Result<FileIo> {
+        Ok(Self::new(FileIoConfig::from_properties(properties)?))
+    }
+
     /// In-memory IO (each FileIo::memory() is its own fresh store; clones share it).
     ///
     /// Serves `memory://bucket/key` paths, one fresh store per bucket; other schemes route

@@ -11,7 +11,9 @@ use std::time::Instant;
 
 use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{Catalog, SystemEnvironment, TableCreation, TableIdent};
-use iceberg_catalog::{ObjectStoreCatalog, SqlCatalog, SqlCatalogConfig};
+use iceberg_catalog::{
+    ObjectStoreCatalog, RestCatalog, RestCatalogConfig, SqlCatalog, SqlCatalogConfig,
+};
 use iceberg_io::FileIo;
 use iceberg_spec::FormatVersion;
 use iceberg_spec::properties::{
@@ -21,6 +23,7 @@ use iceberg_spec::properties::{
 
 use crate::catalog_common::{append_ids, schema};
 use crate::external;
+use iceberg_catalog::testing::RestServer;
 
 const WORKER_ENV: &str = "ICEBERG_CATALOG_WORKER";
 const WORKERS: usize = 8;
@@ -45,6 +48,10 @@ impl Job {
     }
 
     async fn catalog(&self) -> Arc<dyn Catalog> {
+        if self.kind == "rest" {
+            let config = RestCatalogConfig::new(&self.uri);
+            return Arc::new(RestCatalog::connect(config).await.unwrap());
+        }
         if self.kind.starts_with("object") {
             // `object-s3`: the S3 endpoint (moto) travels in `uri`.
             let props = if self.kind == "object-s3" {
@@ -326,6 +333,24 @@ async fn catalog_concurrency_object_store_s3_processes() {
         name: String::new(),
         uri: moto.endpoint.clone(),
         warehouse: "s3://concurrency/wh".into(),
+    })
+    .await;
+}
+
+/// Through a REST server (rustberg), whose commits are the only arbiter: the requirements
+/// (`assert-ref-snapshot-id` on main) it checks under its own lock.
+#[tokio::test]
+async fn catalog_concurrency_rest_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = format!("file://{}", dir.path().display());
+    let Some(server) = RestServer::start("catalog_concurrency_rest_processes", &wh, None) else {
+        return;
+    };
+    hammer(Job {
+        kind: "rest".into(),
+        name: String::new(),
+        uri: server.uri.clone(),
+        warehouse: wh,
     })
     .await;
 }

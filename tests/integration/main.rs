@@ -5,11 +5,13 @@
 mod avro_readers;
 mod catalog_common;
 mod catalog_concurrency;
+mod catalog_conformance;
 mod catalog_faults;
 mod catalog_kills;
 mod catalog_lifecycle;
 mod catalog_merge;
 mod catalog_pyiceberg;
+mod catalog_rest;
 mod commit_faults;
 mod external;
 mod fixtures;

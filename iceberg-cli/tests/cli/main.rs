@@ -6,6 +6,8 @@ mod append;
 mod create;
 mod external;
 mod fixtures;
+#[cfg(feature = "rest")]
+mod rest;
 #[cfg(feature = "s3")]
 mod s3;
 mod show;

@@ -1,0 +1,21 @@
+# The REST catalog tests' server: rustberg 0.3.0 from crates.io, installed outside the checkout
+# (debug build: the release profile's LTO takes ~23 minutes on 2 cores; debug ~8-15) with its
+# S3 storage, so the tests run it on a `file://` and on a moto warehouse. Sourced by .ci/run.
+RUSTBERG_VERSION=0.3.0
+RUSTBERG_ROOT="${ICEBERG_CI_CACHE:-$HOME/.cache/iceberg-ci}/rustberg-$RUSTBERG_VERSION-s3"
+RUSTBERG_BIN="$RUSTBERG_ROOT/bin/rustberg"
+
+# Installs rustberg unless it is there; idempotent.
+install_rustberg() {
+  if [ -x "$RUSTBERG_BIN" ]; then
+    echo "rustberg: $RUSTBERG_BIN is installed"
+    return 0
+  fi
+  mkdir -p "$RUSTBERG_ROOT"
+  # Its own target folder, outside the checkout, and at low priority: the workspace build
+  # in front of it is what CI waits on.
+  CARGO_TARGET_DIR="$RUSTBERG_ROOT/build" nice -n 10 cargo install rustberg \
+    --version "$RUSTBERG_VERSION" --locked --no-default-features --features cli,storage-s3 \
+    --debug --root "$RUSTBERG_ROOT"
+  rm -rf "$RUSTBERG_ROOT/build"
+}

@@ -1,0 +1,330 @@
+//! The requests behind the [`Catalog`](iceberg_append::Catalog) methods: URLs, one call
+//! with its `Idempotency-Key` and resends, answers turned into the trait's errors, paged
+//! lists, and the base a commit's diff is computed against.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use iceberg_append::catalog::{NamespaceIdent, namespace_already_exists, no_such_namespace};
+use iceberg_append::{Error, Result, Table, TableIdent};
+use iceberg_spec::TableMetadata;
+use reqwest::{Method, RequestBuilder, StatusCode};
+use serde::Serialize;
+
+use super::RestCatalog;
+use super::client::{Answer, encode_namespace, encode_segment};
+use super::types::{GetNamespaceResponse, LoadTableResponse, TableIdentifier};
+use crate::error::Error as CatalogError;
+
+/// Extra sends of a mutation whose answer was lost, with the same `Idempotency-Key` (only on
+/// servers that honour one: they answer a repeat with the first outcome).
+const IDEMPOTENT_RESENDS: u32 = 2;
+
+/// A request's last answer, and whether an earlier send of it may have reached the server
+/// (its answer lost), so that the last answer does not tell the whole outcome.
+pub(super) struct Sent {
+    pub(super) answer: std::result::Result<Answer, CatalogError>,
+    pub(super) uncertain: bool,
+}
+
+/// What a failed request was about, to name it in the error.
+pub(super) enum Target<'a> {
+    /// The catalog itself (listing top-level namespaces).
+    Catalog,
+    Namespace(&'a NamespaceIdent),
+    Table(&'a TableIdent),
+}
+
+impl Target<'_> {
+    pub(super) fn label(&self) -> String {
+        match self {
+            Self::Catalog => "the catalog".to_string(),
+            Self::Namespace(ns) => format!("namespace {ns}"),
+            Self::Table(t) => t.to_string(),
+        }
+    }
+}
+
+/// The error for a refused answer: 404 and 409 as the trait's typed errors, the rest with
+/// the server's `error.type` and `message`.
+pub(super) fn refused(answer: &Answer, operation: &str, target: Target<'_>) -> Error {
+    let rest = answer.refusal(operation);
+    let kind = match &rest {
+        CatalogError::RestResponse { error_type, .. } => error_type.as_str(),
+        _ => "",
+    };
+    match (answer.status, &target) {
+        (StatusCode::NOT_FOUND, Target::Namespace(ns)) => no_such_namespace(ns),
+        (StatusCode::NOT_FOUND, Target::Table(t)) if kind.contains("NoSuchNamespace") => {
+            no_such_namespace(&t.namespace_ident())
+        }
+        (StatusCode::NOT_FOUND, Target::Table(t)) => Error::NoSuchTable {
+            table: t.to_string(),
+        },
+        (StatusCode::CONFLICT, Target::Namespace(ns)) if kind.contains("AlreadyExists") => {
+            namespace_already_exists(ns)
+        }
+        (StatusCode::CONFLICT, Target::Table(t)) if kind.contains("AlreadyExists") => {
+            Error::TableAlreadyExists {
+                table: t.to_string(),
+            }
+        }
+        _ => Error::Backend {
+            table: target.label(),
+            source: Box::new(rest),
+        },
+    }
+}
+
+/// An HTTP failure (no answer) as the trait's error.
+pub(super) fn unreachable(e: CatalogError, target: &Target<'_>) -> Error {
+    Error::Backend {
+        table: target.label(),
+        source: Box::new(e),
+    }
+}
+
+impl RestCatalog {
+    pub(super) fn namespace_url(&self, ns: &NamespaceIdent, tail: &str) -> String {
+        self.client.url(&format!(
+            "namespaces/{}{tail}",
+            encode_namespace(ns.levels())
+        ))
+    }
+
+    pub(super) fn table_url(&self, t: &TableIdent) -> String {
+        self.namespace_url(
+            &t.namespace_ident(),
+            &format!("/tables/{}", encode_segment(&t.name)),
+        )
+    }
+
+    /// Refuses a call the server does not list among its endpoints.
+    pub(super) fn require(
+        &self,
+        endpoint: &str,
+        operation: &str,
+        target: &Target<'_>,
+    ) -> Result<()> {
+        if self.client.offers(endpoint) {
+            return Ok(());
+        }
+        Err(Error::Unsupported {
+            operation: operation.to_string(),
+            catalog: format!("{self:?} (endpoint `{endpoint}` not offered)"),
+            target: target.label(),
+        })
+    }
+
+    /// A new `Idempotency-Key` (a UUIDv7 from the environment's clock and randomness), when
+    /// the server honours them.
+    pub(super) fn idempotency_key(&self) -> Option<String> {
+        self.idempotent.then(|| {
+            let random = self.env.new_uuid();
+            let mut bytes = [0u8; 10];
+            bytes.copy_from_slice(&random.as_bytes()[..10]);
+            let ms = u64::try_from(self.env.now_ms()).unwrap_or(0);
+            uuid::Builder::from_unix_timestamp_millis(ms, &bytes)
+                .into_uuid()
+                .to_string()
+        })
+    }
+
+    /// Sends one request built by `extra` (with `body` as JSON, when given) and reads the
+    /// answer; see [`RestCatalog::send_tracked`].
+    pub(super) async fn call<B: Serialize + ?Sized>(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&B>,
+        operation: &str,
+        extra: impl Fn(RequestBuilder) -> RequestBuilder,
+    ) -> std::result::Result<Answer, CatalogError> {
+        self.send_tracked(method, url, body, operation, extra)
+            .await
+            .answer
+    }
+
+    /// As [`RestCatalog::call`], with any failure as the trait's error about `target`.
+    pub(super) async fn call_ok<B: Serialize + ?Sized>(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&B>,
+        operation: &str,
+        target: Target<'_>,
+        extra: impl Fn(RequestBuilder) -> RequestBuilder,
+    ) -> Result<Answer> {
+        let answer = self
+            .call(method, url, body, operation, extra)
+            .await
+            .map_err(|e| unreachable(e, &target))?;
+        if !answer.status.is_success() {
+            return Err(refused(&answer, operation, target));
+        }
+        Ok(answer)
+    }
+
+    /// Sends one request and reads the answer. A mutation carries an `Idempotency-Key` on
+    /// servers that honour it, and is sent again with the same key when its answer was lost
+    /// (the server then replays the first outcome). Never after a 5xx: servers do not store
+    /// those for replay, so a resend would run the request again.
+    pub(super) async fn send_tracked<B: Serialize + ?Sized>(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&B>,
+        operation: &str,
+        extra: impl Fn(RequestBuilder) -> RequestBuilder,
+    ) -> Sent {
+        let mutation = method != Method::GET && method != Method::HEAD;
+        let key = if mutation {
+            self.idempotency_key()
+        } else {
+            None
+        };
+        let resends = if key.is_some() { IDEMPOTENT_RESENDS } else { 0 };
+        let mut attempt = 0;
+        let mut uncertain = false;
+        loop {
+            let answer = async {
+                let mut request = extra(self.client.request(method.clone(), url).await?);
+                if let Some(body) = body {
+                    request = request.json(body);
+                }
+                if let Some(key) = &key {
+                    request = request.header("Idempotency-Key", key);
+                }
+                self.client.send(request, operation).await
+            }
+            .await;
+            let Err(e) = &answer else {
+                return Sent { answer, uncertain };
+            };
+            if attempt >= resends {
+                return Sent { answer, uncertain };
+            }
+            // Unless it never connected, that send may have reached the server.
+            if !matches!(e, CatalogError::Http { source, .. } if source.is_connect()) {
+                uncertain = true;
+            }
+            attempt += 1;
+            tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
+        }
+    }
+
+    /// The table of a load, create, register or commit answer, remembered as a base.
+    pub(super) fn table_of(&self, answer: &Answer, operation: &str) -> Result<Table> {
+        let body: LoadTableResponse = answer.json(operation)?;
+        let metadata = TableMetadata::from_json(body.metadata.get())?;
+        if let Some(location) = &body.metadata_location {
+            self.remember(location, Arc::new(metadata.clone()));
+        }
+        Ok(Table {
+            metadata_location: body.metadata_location,
+            metadata,
+        })
+    }
+
+    /// Every page of a list endpoint.
+    pub(super) async fn pages<T, F>(
+        &self,
+        url: &str,
+        query: &[(&str, String)],
+        operation: &str,
+        target: Target<'_>,
+        mut take: F,
+    ) -> Result<()>
+    where
+        T: serde::de::DeserializeOwned,
+        F: FnMut(T) -> Option<String>,
+    {
+        let mut token: Option<String> = None;
+        loop {
+            let mut q: Vec<(&str, String)> = query.to_vec();
+            if let Some(t) = &token {
+                q.push(("pageToken", t.clone()));
+            }
+            let answer = self
+                .call::<()>(Method::GET, url, None, operation, |r| r.query(&q))
+                .await
+                .map_err(|e| unreachable(e, &target))?;
+            if !answer.status.is_success() {
+                return Err(refused(&answer, operation, target));
+            }
+            token = take(answer.json(operation)?).filter(|t| !t.is_empty());
+            if token.is_none() {
+                return Ok(());
+            }
+        }
+    }
+
+    pub(super) async fn load_namespace(
+        &self,
+        ns: &NamespaceIdent,
+    ) -> Result<BTreeMap<String, String>> {
+        let operation = format!("load namespace {ns}");
+        let target = Target::Namespace(ns);
+        let url = self.namespace_url(ns, "");
+        let answer = self
+            .call_ok::<()>(Method::GET, &url, None, &operation, target, |r| r)
+            .await?;
+        let body: GetNamespaceResponse = answer.json(&operation)?;
+        Ok(body.properties.unwrap_or_default())
+    }
+
+    /// Whether `url` exists: `HEAD` where the server offers it, else `GET`.
+    pub(super) async fn exists(
+        &self,
+        url: &str,
+        head: &str,
+        operation: &str,
+        target: Target<'_>,
+    ) -> Result<bool> {
+        let method = if self.client.offers(head) {
+            Method::HEAD
+        } else {
+            Method::GET
+        };
+        let answer = self
+            .call::<()>(method, url, None, operation, |r| r)
+            .await
+            .map_err(|e| unreachable(e, &target))?;
+        match answer.status {
+            s if s.is_success() => Ok(true),
+            StatusCode::NOT_FOUND => Ok(false),
+            _ => Err(refused(&answer, operation, target)),
+        }
+    }
+
+    /// The base a commit was planned on: remembered from a load, else read from its file.
+    pub(super) async fn base_metadata(&self, location: &str) -> Result<Arc<TableMetadata>> {
+        if let Some(base) = self.base(location) {
+            return Ok(base);
+        }
+        let table = Table::load(&self.io, location).await?;
+        let base = Arc::new(table.metadata);
+        self.remember(location, base.clone());
+        Ok(base)
+    }
+}
+
+/// The `metadata-location` of an answer whose metadata may not parse.
+pub(super) fn metadata_location_of(answer: &Answer) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Location {
+        #[serde(rename = "metadata-location")]
+        metadata_location: Option<String>,
+    }
+    serde_json::from_slice::<Location>(&answer.body)
+        .ok()?
+        .metadata_location
+}
+
+pub(super) fn identifier(t: &TableIdent) -> TableIdentifier {
+    TableIdentifier {
+        namespace: t.namespace.clone(),
+        name: t.name.clone(),
+    }
+}

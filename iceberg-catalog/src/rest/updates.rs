@@ -1,0 +1,504 @@
+//! A metadata change as a REST commit: the requirements the server checks against its
+//! current metadata, and the updates it applies, derived from the base a change was planned
+//! on and the metadata it produced. Java's `UpdateRequirements` decides which requirement
+//! each update needs.
+//!
+//! Table-level fields the server derives itself (`last-sequence-number`, `last-updated-ms`,
+//! the snapshot and metadata logs, `next-row-id`, the last assigned ids) are not sent; the
+//! snapshot itself carries its sequence number and, on v3, `first-row-id` and `added-rows`,
+//! which the server checks against its own.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use iceberg_spec::snapshot::{MAIN_BRANCH, SnapshotRef};
+use iceberg_spec::{PartitionSpec, Snapshot, SortOrder, TableMetadata};
+use serde::Serialize;
+use serde_json::Value;
+use uuid::Uuid;
+
+/// A check the server makes before applying the updates; a failed one is a 409 conflict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Requirement {
+    /// The table is the one the change was planned on (not dropped and recreated).
+    AssertTableUuid {
+        /// The base's UUID.
+        uuid: Uuid,
+    },
+    /// A ref still points where it did in the base (`None`: it did not exist).
+    AssertRefSnapshotId {
+        /// The branch or tag.
+        #[serde(rename = "ref")]
+        reference: String,
+        /// The base's snapshot id for it.
+        #[serde(rename = "snapshot-id")]
+        snapshot_id: Option<i64>,
+    },
+    /// No column was added since the base.
+    AssertLastAssignedFieldId {
+        /// The base's `last-column-id`.
+        #[serde(rename = "last-assigned-field-id")]
+        last_assigned_field_id: i32,
+    },
+    /// The current schema is still the base's.
+    AssertCurrentSchemaId {
+        /// The base's current schema id.
+        #[serde(rename = "current-schema-id")]
+        current_schema_id: i32,
+    },
+    /// No partition field was added since the base.
+    AssertLastAssignedPartitionId {
+        /// The base's `last-partition-id`.
+        #[serde(rename = "last-assigned-partition-id")]
+        last_assigned_partition_id: i32,
+    },
+    /// The default partition spec is still the base's.
+    AssertDefaultSpecId {
+        /// The base's default spec id.
+        #[serde(rename = "default-spec-id")]
+        default_spec_id: i32,
+    },
+    /// The default sort order is still the base's.
+    AssertDefaultSortOrderId {
+        /// The base's default sort order id.
+        #[serde(rename = "default-sort-order-id")]
+        default_sort_order_id: i64,
+    },
+}
+
+/// One change the server applies to the table's metadata.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Update {
+    /// Raises the format version.
+    UpgradeFormatVersion {
+        /// The new version number.
+        #[serde(rename = "format-version")]
+        format_version: u8,
+    },
+    /// Adds a schema.
+    AddSchema {
+        /// The schema as JSON.
+        schema: Value,
+        /// The table's highest column id with it (deprecated in the spec; older servers
+        /// require it).
+        #[serde(rename = "last-column-id")]
+        last_column_id: i32,
+    },
+    /// Makes a schema current (`-1`: the one added last in this commit).
+    SetCurrentSchema {
+        /// The schema id.
+        #[serde(rename = "schema-id")]
+        schema_id: i32,
+    },
+    /// Adds a partition spec.
+    AddSpec {
+        /// The spec.
+        spec: PartitionSpec,
+    },
+    /// Makes a spec the default (`-1`: the one added last).
+    SetDefaultSpec {
+        /// The spec id.
+        #[serde(rename = "spec-id")]
+        spec_id: i32,
+    },
+    /// Adds a sort order.
+    AddSortOrder {
+        /// The order.
+        #[serde(rename = "sort-order")]
+        sort_order: SortOrder,
+    },
+    /// Makes a sort order the default (`-1`: the one added last).
+    SetDefaultSortOrder {
+        /// The order id.
+        #[serde(rename = "sort-order-id")]
+        sort_order_id: i64,
+    },
+    /// Adds a snapshot (not yet referenced by any branch).
+    AddSnapshot {
+        /// The snapshot.
+        snapshot: Snapshot,
+    },
+    /// Points a branch or tag at a snapshot.
+    SetSnapshotRef {
+        /// The ref's name.
+        #[serde(rename = "ref-name")]
+        ref_name: String,
+        /// Where it points, and its kind and retention.
+        #[serde(flatten)]
+        reference: SnapshotRef,
+    },
+    /// Removes a branch or tag.
+    RemoveSnapshotRef {
+        /// The ref's name.
+        #[serde(rename = "ref-name")]
+        ref_name: String,
+    },
+    /// Removes snapshots.
+    RemoveSnapshots {
+        /// Their ids.
+        #[serde(rename = "snapshot-ids")]
+        snapshot_ids: Vec<i64>,
+    },
+    /// Moves the table's base location.
+    SetLocation {
+        /// The new location.
+        location: String,
+    },
+    /// Sets table properties.
+    SetProperties {
+        /// Keys and their new values.
+        updates: BTreeMap<String, String>,
+    },
+    /// Removes table properties.
+    RemoveProperties {
+        /// The keys.
+        removals: Vec<String>,
+    },
+}
+
+/// The requirements and updates that take a table from one metadata to another.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TableChange {
+    /// Checked by the server on its current metadata first.
+    pub requirements: Vec<Requirement>,
+    /// Applied in order.
+    pub updates: Vec<Update>,
+}
+
+/// Why a change cannot be sent as updates.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot express the change as REST updates: {0}")]
+pub struct UnsupportedChange(String);
+
+/// The change from `base` to `new`.
+///
+/// # Errors
+/// [`UnsupportedChange`] for what no update expresses: another table's UUID, a lower format
+/// version, an existing schema, spec or sort order edited in place, or statistics and
+/// encryption keys (which this client never changes).
+pub fn diff(base: &TableMetadata, new: &TableMetadata) -> Result<TableChange, UnsupportedChange> {
+    let unsupported = |what: &str| Err(UnsupportedChange(what.to_string()));
+    if base.table_uuid.is_some() && base.table_uuid != new.table_uuid {
+        return unsupported("the table UUID changed");
+    }
+    if new.format_version < base.format_version {
+        return unsupported("the format version went down");
+    }
+    if new.statistics != base.statistics
+        || new.partition_statistics != base.partition_statistics
+        || new.encryption_keys != base.encryption_keys
+    {
+        return unsupported("statistics files or encryption keys changed");
+    }
+    let mut change = TableChange::default();
+    if let Some(uuid) = base.table_uuid {
+        change
+            .requirements
+            .push(Requirement::AssertTableUuid { uuid });
+    }
+    if new.format_version > base.format_version {
+        change.updates.push(Update::UpgradeFormatVersion {
+            format_version: new.format_version.number(),
+        });
+    }
+    schemas(base, new, &mut change)?;
+    specs(base, new, &mut change)?;
+    sort_orders(base, new, &mut change)?;
+    snapshots(base, new, &mut change)?;
+    refs(base, new, &mut change);
+    if new.location != base.location {
+        change.updates.push(Update::SetLocation {
+            location: new.location.clone(),
+        });
+    }
+    properties(base, new, &mut change);
+    Ok(change)
+}
+
+fn schemas(
+    base: &TableMetadata,
+    new: &TableMetadata,
+    change: &mut TableChange,
+) -> Result<(), UnsupportedChange> {
+    let mut last_added = None;
+    for schema in &new.schemas {
+        match base.schema_by_id(schema.schema_id()) {
+            Some(old) if old == schema => {}
+            Some(_) => {
+                return Err(UnsupportedChange(format!(
+                    "schema {} was edited in place",
+                    schema.schema_id()
+                )));
+            }
+            None => {
+                change.updates.push(Update::AddSchema {
+                    schema: schema.to_json(),
+                    last_column_id: new.last_column_id,
+                });
+                last_added = Some(schema.schema_id());
+            }
+        }
+    }
+    if let Some(gone) = base
+        .schemas
+        .iter()
+        .find(|old| new.schema_by_id(old.schema_id()).is_none())
+    {
+        return Err(UnsupportedChange(format!(
+            "schema {} was removed",
+            gone.schema_id()
+        )));
+    }
+    made_current_last("schema", new.current_schema_id, last_added, |id| {
+        base.schema_by_id(id).is_none()
+    })?;
+    if last_added.is_some() {
+        change
+            .requirements
+            .push(Requirement::AssertLastAssignedFieldId {
+                last_assigned_field_id: base.last_column_id,
+            });
+    }
+    if new.current_schema_id != base.current_schema_id {
+        let schema_id = if last_added == Some(new.current_schema_id) {
+            -1
+        } else {
+            new.current_schema_id
+        };
+        change.updates.push(Update::SetCurrentSchema { schema_id });
+        change
+            .requirements
+            .push(Requirement::AssertCurrentSchemaId {
+                current_schema_id: base.current_schema_id,
+            });
+    }
+    Ok(())
+}
+
+fn specs(
+    base: &TableMetadata,
+    new: &TableMetadata,
+    change: &mut TableChange,
+) -> Result<(), UnsupportedChange> {
+    let mut last_added = None;
+    for spec in &new.partition_specs {
+        match base
+            .partition_specs
+            .iter()
+            .find(|s| s.spec_id() == spec.spec_id())
+        {
+            Some(old) if old == spec => {}
+            Some(_) => {
+                return Err(UnsupportedChange(format!(
+                    "partition spec {} was edited in place",
+                    spec.spec_id()
+                )));
+            }
+            None => {
+                change.updates.push(Update::AddSpec { spec: spec.clone() });
+                last_added = Some(spec.spec_id());
+            }
+        }
+    }
+    if let Some(gone) = base.partition_specs.iter().find(|old| {
+        !new.partition_specs
+            .iter()
+            .any(|s| s.spec_id() == old.spec_id())
+    }) {
+        return Err(UnsupportedChange(format!(
+            "partition spec {} was removed",
+            gone.spec_id()
+        )));
+    }
+    made_current_last("partition spec", new.default_spec_id, last_added, |id| {
+        !base.partition_specs.iter().any(|s| s.spec_id() == id)
+    })?;
+    if last_added.is_some() {
+        change
+            .requirements
+            .push(Requirement::AssertLastAssignedPartitionId {
+                last_assigned_partition_id: base.last_partition_id,
+            });
+    }
+    if new.default_spec_id != base.default_spec_id {
+        let spec_id = if last_added == Some(new.default_spec_id) {
+            -1
+        } else {
+            new.default_spec_id
+        };
+        change.updates.push(Update::SetDefaultSpec { spec_id });
+        change.requirements.push(Requirement::AssertDefaultSpecId {
+            default_spec_id: base.default_spec_id,
+        });
+    }
+    Ok(())
+}
+
+fn sort_orders(
+    base: &TableMetadata,
+    new: &TableMetadata,
+    change: &mut TableChange,
+) -> Result<(), UnsupportedChange> {
+    let mut last_added = None;
+    for order in &new.sort_orders {
+        match base
+            .sort_orders
+            .iter()
+            .find(|o| o.order_id == order.order_id)
+        {
+            Some(old) if old == order => {}
+            Some(_) => {
+                return Err(UnsupportedChange(format!(
+                    "sort order {} was edited in place",
+                    order.order_id
+                )));
+            }
+            None => {
+                change.updates.push(Update::AddSortOrder {
+                    sort_order: order.clone(),
+                });
+                last_added = Some(order.order_id);
+            }
+        }
+    }
+    if let Some(gone) = base
+        .sort_orders
+        .iter()
+        .find(|old| !new.sort_orders.iter().any(|o| o.order_id == old.order_id))
+    {
+        return Err(UnsupportedChange(format!(
+            "sort order {} was removed",
+            gone.order_id
+        )));
+    }
+    made_current_last("sort order", new.default_sort_order_id, last_added, |id| {
+        !base.sort_orders.iter().any(|o| o.order_id == id)
+    })?;
+    if new.default_sort_order_id != base.default_sort_order_id {
+        let sort_order_id = if last_added == Some(new.default_sort_order_id) {
+            -1
+        } else {
+            new.default_sort_order_id
+        };
+        change
+            .updates
+            .push(Update::SetDefaultSortOrder { sort_order_id });
+        change
+            .requirements
+            .push(Requirement::AssertDefaultSortOrderId {
+                default_sort_order_id: base.default_sort_order_id,
+            });
+    }
+    Ok(())
+}
+
+/// Refuses a new current (or default) object that was added but not last: the server
+/// renumbers added objects, so only `-1` ("the last added") names one reliably.
+fn made_current_last<T: Copy + PartialEq + std::fmt::Display>(
+    what: &str,
+    current: T,
+    last_added: Option<T>,
+    is_added: impl Fn(T) -> bool,
+) -> Result<(), UnsupportedChange> {
+    if is_added(current) && last_added != Some(current) {
+        return Err(UnsupportedChange(format!(
+            "{what} {current} is made current but is not the last one added"
+        )));
+    }
+    Ok(())
+}
+
+fn snapshots(
+    base: &TableMetadata,
+    new: &TableMetadata,
+    change: &mut TableChange,
+) -> Result<(), UnsupportedChange> {
+    let old: BTreeSet<i64> = base.snapshots.iter().map(|s| s.snapshot_id).collect();
+    let kept: BTreeSet<i64> = new.snapshots.iter().map(|s| s.snapshot_id).collect();
+    for snapshot in &new.snapshots {
+        match base.snapshot_by_id(snapshot.snapshot_id) {
+            None => change.updates.push(Update::AddSnapshot {
+                snapshot: snapshot.snapshot().clone(),
+            }),
+            Some(was) if was != snapshot.snapshot() => {
+                return Err(UnsupportedChange(format!(
+                    "snapshot {} was edited in place",
+                    snapshot.snapshot_id
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    let removed: Vec<i64> = old.difference(&kept).copied().collect();
+    if !removed.is_empty() {
+        change.updates.push(Update::RemoveSnapshots {
+            snapshot_ids: removed,
+        });
+    }
+    Ok(())
+}
+
+/// A metadata's refs, with `main` taken from `current-snapshot-id` when an old (v1)
+/// document has no refs.
+fn effective_refs(meta: &TableMetadata) -> BTreeMap<String, SnapshotRef> {
+    let mut refs = meta.refs.clone();
+    if let Some(id) = meta.current_snapshot_id {
+        refs.entry(MAIN_BRANCH.to_string())
+            .or_insert_with(|| SnapshotRef::branch(id));
+    }
+    refs
+}
+
+fn refs(base: &TableMetadata, new: &TableMetadata, change: &mut TableChange) {
+    let (old, now) = (effective_refs(base), effective_refs(new));
+    for (name, reference) in &now {
+        if old.get(name) == Some(reference) {
+            continue;
+        }
+        change.requirements.push(Requirement::AssertRefSnapshotId {
+            reference: name.clone(),
+            snapshot_id: old.get(name).map(|r| r.snapshot_id),
+        });
+        change.updates.push(Update::SetSnapshotRef {
+            ref_name: name.clone(),
+            reference: reference.clone(),
+        });
+    }
+    for (name, reference) in &old {
+        if !now.contains_key(name) {
+            change.requirements.push(Requirement::AssertRefSnapshotId {
+                reference: name.clone(),
+                snapshot_id: Some(reference.snapshot_id),
+            });
+            change.updates.push(Update::RemoveSnapshotRef {
+                ref_name: name.clone(),
+            });
+        }
+    }
+}
+
+fn properties(base: &TableMetadata, new: &TableMetadata, change: &mut TableChange) {
+    let updates: BTreeMap<String, String> = new
+        .properties
+        .iter()
+        .filter(|(k, v)| base.properties.get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let removals: Vec<String> = base
+        .properties
+        .keys()
+        .filter(|k| !new.properties.contains_key(*k))
+        .cloned()
+        .collect();
+    if !updates.is_empty() {
+        change.updates.push(Update::SetProperties { updates });
+    }
+    if !removals.is_empty() {
+        change.updates.push(Update::RemoveProperties { removals });
+    }
+}
+
+#[cfg(test)]
+#[path = "updates_tests.rs"]
+mod tests;

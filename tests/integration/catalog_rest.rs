@@ -1,0 +1,304 @@
+//! The REST catalog against a real server (rustberg): faults between client and server
+//! (lost answers, 503s, 409s) land each append exactly once and delete nothing a snapshot
+//! needs; bad input is a typed error; PyIceberg's `RestCatalog` reads what we commit and we
+//! append to what it created. The conformance suite and the many-process test run REST too
+//! (`catalog_conformance`, `catalog_concurrency`).
+
+use std::collections::BTreeSet;
+
+use iceberg_append::catalog::NamespaceIdent;
+use iceberg_append::{Catalog, Error, SystemEnvironment, TableCreation, TableIdent};
+use iceberg_catalog::{RestCatalog, RestCatalogConfig};
+use iceberg_spec::properties::COMMIT_MIN_RETRY_WAIT_MS;
+
+use crate::catalog_common::{append_ids, schema, try_append_ids};
+use crate::catalog_kills::check_table;
+use crate::external;
+use iceberg_catalog::testing::RestServer;
+use iceberg_catalog::testing::{Fault, FaultProxy};
+
+/// A server on a fresh `file://` warehouse (`None`: skipped).
+fn server(test: &str) -> Option<(tempfile::TempDir, RestServer)> {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = format!("file://{}", dir.path().display());
+    let server = RestServer::start(test, &wh, None)?;
+    Some((dir, server))
+}
+
+async fn create(catalog: &dyn Catalog, name: &str) -> TableIdent {
+    let db = NamespaceIdent::parse("db").unwrap();
+    if !catalog.namespace_exists(&db).await.unwrap() {
+        catalog
+            .create_namespace(&db, Default::default())
+            .await
+            .unwrap();
+    }
+    let ident = TableIdent::new(db, name);
+    let mut creation = TableCreation::new("", schema());
+    creation
+        .properties
+        .insert(COMMIT_MIN_RETRY_WAIT_MS.into(), "10".into());
+    catalog.create_table(&ident, creation).await.unwrap();
+    ident
+}
+
+/// The commit endpoint of `table` in `db`, as the proxy matches it.
+fn commit_path(table: &str) -> String {
+    format!("/namespaces/db/tables/{table}")
+}
+
+#[tokio::test]
+async fn rest_faults_each_land_the_append_once() {
+    let Some((_dir, server)) = server("rest_faults_each_land_the_append_once") else {
+        return;
+    };
+    let proxy = FaultProxy::start(&server.uri);
+    let catalog = RestCatalog::connect(RestCatalogConfig::new(&proxy.uri))
+        .await
+        .unwrap();
+    assert!(
+        catalog.is_idempotent(),
+        "rustberg advertises Idempotency-Key"
+    );
+    // Once: the client resends with the same Idempotency-Key (or, for 409, the retry loop
+    // plans again). Three times: more than the client resends, so the append's loop sees an
+    // unknown outcome, reloads, and finds its snapshot (or not, and tries again).
+    let cases = [
+        ("dropped_once", Fault::DropAnswer, 1),
+        ("dropped_thrice", Fault::DropAnswer, 3),
+        ("unavailable_once", Fault::Unavailable, 1),
+        ("unavailable_thrice", Fault::Unavailable, 3),
+        ("conflict_once", Fault::Conflict, 1),
+    ];
+    for (name, fault, count) in cases {
+        let ident = create(&catalog, name).await;
+        append_ids(&catalog, &ident, 0..3, &SystemEnvironment).await;
+        proxy.inject("POST", &commit_path(name), fault, count);
+        let done = try_append_ids(&catalog, &ident, 3..6, &SystemEnvironment)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{:#?}", proxy.log()));
+        assert_eq!(proxy.pending(), 0, "{name}: the fault was not hit");
+        // A fresh client (no remembered base) sees one new snapshot, with every row once
+        // and every file it reaches still there.
+        let fresh = server.catalog(&[]).await;
+        let table = fresh.load_table(&ident).await.unwrap();
+        assert_eq!(
+            table.metadata.snapshots.len(),
+            2,
+            "{name}: {:#?}",
+            proxy.log()
+        );
+        assert_eq!(table.metadata.current_snapshot_id, Some(done.snapshot_id));
+        let held = check_table(&table, fresh.io()).await;
+        assert_eq!(held, (0..6).collect::<BTreeSet<i64>>(), "{name}");
+        // And the next append goes on from it.
+        append_ids(&catalog, &ident, 6..9, &SystemEnvironment).await;
+        let after = fresh.load_table(&ident).await.unwrap();
+        assert_eq!(after.metadata.snapshots.len(), 3, "{name}");
+        assert_eq!(check_table(&after, fresh.io()).await.len(), 9, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn rest_bad_input_is_a_typed_error_that_says_what_to_fix() {
+    let Some((_dir, server)) = server("rest_bad_input_is_a_typed_error_that_says_what_to_fix")
+    else {
+        return;
+    };
+    let catalog = server.catalog(&[]).await;
+    let ident = create(&catalog, "events").await;
+
+    // Unknown table and namespace: the trait's not-found errors, naming them.
+    let missing = catalog
+        .load_table(&TableIdent::parse("db.nope").unwrap())
+        .await
+        .unwrap_err();
+    assert!(matches!(&missing, Error::NoSuchTable { table } if table == "db.nope"));
+    let nowhere = TableIdent::parse("nowhere.t").unwrap();
+    let e = try_append_ids(&catalog, &nowhere, 0..1, &SystemEnvironment)
+        .await
+        .unwrap_err();
+    assert!(e.is_not_found(), "{e}");
+    let e = catalog
+        .create_table(&nowhere, TableCreation::new("", schema()))
+        .await
+        .unwrap_err();
+    // The spec's answer is NoSuchNamespaceException; rustberg 0.3 says NoSuchTableException.
+    // Either way a not-found naming it.
+    assert!(e.is_not_found() && e.to_string().contains("nowhere"), "{e}");
+
+    // Nothing listening: the connect error names the server.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let e = RestCatalog::connect(RestCatalogConfig::new(&dead))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("GET /v1/config"), "{e}");
+    assert!(
+        std::error::Error::source(&e).is_some(),
+        "the HTTP error is kept as the source"
+    );
+
+    // A credential the token endpoint refuses: a typed error at connect, naming the endpoint.
+    let e = RestCatalog::connect(server.config(&[("credential", "client:wrong-secret")]))
+        .await
+        .unwrap_err();
+    match &e {
+        iceberg_catalog::Error::RestResponse {
+            operation, status, ..
+        } => {
+            assert!(operation.contains("/v1/oauth/tokens"), "{e}");
+            assert!(*status >= 400, "{e}");
+        }
+        other => panic!("expected a refused token request, got {other:?}"),
+    }
+
+    // A header property HTTP does not allow is named.
+    let e = RestCatalog::connect(server.config(&[("header.bad name", "v")]))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("header.bad name"), "{e}");
+
+    // A server that does not offer the commit endpoint: refused before sending, the table
+    // as it was, and nothing of the append left in its metadata folder.
+    let proxy = FaultProxy::start(&server.uri);
+    proxy.inject(
+        "GET",
+        "/v1/config",
+        Fault::Json(
+            r#"{"defaults": {}, "overrides": {}, "endpoints": [
+                "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}"]}"#,
+        ),
+        1,
+    );
+    let read_only = RestCatalog::connect(RestCatalogConfig::new(&proxy.uri))
+        .await
+        .unwrap();
+    let before = catalog.load_table(&ident).await.unwrap();
+    let metadata_dir = format!("{}/metadata", before.metadata.location);
+    let files_before = catalog.io().list(&metadata_dir).await.unwrap().len();
+    let e = try_append_ids(&read_only, &ident, 0..3, &SystemEnvironment)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::CommitFailed { .. }), "{e}");
+    assert!(e.to_string().contains("not offered"), "{e}");
+    assert!(e.to_string().contains("tables/{table}"), "{e}");
+    let after = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(after.metadata_location, before.metadata_location);
+    assert_eq!(
+        catalog.io().list(&metadata_dir).await.unwrap().len(),
+        files_before,
+        "the refused append left manifests behind"
+    );
+}
+
+#[tokio::test]
+async fn rest_oauth2_client_credentials_are_exchanged_and_refreshed_before_expiry() {
+    let test = "rest_oauth2_client_credentials_are_exchanged_and_refreshed_before_expiry";
+    let Some((_dir, server)) = server(test) else {
+        return;
+    };
+    // rustberg has no token endpoint: the proxy answers it, with a token that expires in 2 s.
+    let proxy = FaultProxy::start(&server.uri);
+    proxy.inject(
+        "POST",
+        "/v1/oauth/tokens",
+        Fault::Json(r#"{"access_token": "tok-1", "token_type": "bearer", "expires_in": 2}"#),
+        1,
+    );
+    proxy.inject(
+        "POST",
+        "/v1/oauth/tokens",
+        Fault::Json(r#"{"access_token": "tok-2", "token_type": "bearer", "expires_in": 3600}"#),
+        1,
+    );
+    let config = RestCatalogConfig::new(&proxy.uri)
+        .with_property("credential", "client-id:client-secret")
+        .with_property("scope", "PRINCIPAL_ROLE:ALL");
+    let catalog = RestCatalog::connect(config).await.unwrap();
+    let ident = create(&catalog, "authed").await;
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    append_ids(&catalog, &ident, 0..2, &SystemEnvironment).await;
+    let log = proxy.log();
+    let tokens: Vec<&String> = log.iter().filter(|l| l.contains("/oauth/tokens")).collect();
+    assert_eq!(tokens.len(), 2, "one token, then one refresh: {log:#?}");
+    let calls: Vec<&String> = log
+        .iter()
+        .filter(|l| !l.contains("/oauth/tokens"))
+        .collect();
+    assert!(calls.iter().all(|l| l.contains("[Bearer tok-")), "{log:#?}");
+    assert!(
+        calls.first().unwrap().contains("[Bearer tok-1]"),
+        "{log:#?}"
+    );
+    assert!(calls.last().unwrap().contains("[Bearer tok-2]"), "{log:#?}");
+}
+
+/// Opens the REST catalog at `argv[1]` as PyIceberg users would.
+const PY_OPEN: &str = r#"
+import json, sys
+from pyiceberg.catalog.rest import RestCatalog
+cat = RestCatalog("rest", uri=sys.argv[1])
+"#;
+
+const PY_SCAN: &str = r#"
+t = cat.load_table("db.ours")
+rows = t.scan().to_arrow().sort_by("id").to_pylist()
+print(json.dumps({"ids": [r["id"] for r in rows], "snapshots": len(t.snapshots()),
+                  "format": t.metadata.format_version,
+                  "next_row_id": getattr(t.metadata, "next_row_id", None)}))
+"#;
+
+const PY_CREATE: &str = r#"
+import pyarrow as pa
+arrow = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
+t = cat.create_table("db.theirs", schema=arrow)
+t.append(pa.table({"id": [100, 101], "name": ["a", "b"]}, schema=arrow))
+print(json.dumps({"snapshots": len(t.snapshots())}))
+"#;
+
+const PY_SCAN_THEIRS: &str = r#"
+t = cat.load_table("db.theirs")
+rows = t.scan().to_arrow().sort_by("id").to_pylist()
+print(json.dumps({"ids": [r["id"] for r in rows], "snapshots": len(t.snapshots())}))
+"#;
+
+#[tokio::test]
+async fn rest_pyiceberg_reads_ours_and_we_append_to_theirs() {
+    let test = "rest_pyiceberg_reads_ours_and_we_append_to_theirs";
+    let Some(python) = external::python(test) else {
+        return;
+    };
+    let Some((_dir, server)) = server(test) else {
+        return;
+    };
+    let catalog = server.catalog(&[]).await;
+    let py = |body: &str| external::run_json(&python, &format!("{PY_OPEN}{body}"), &[&server.uri]);
+
+    // v3, so that PyIceberg also reads the row lineage the server kept from our commits.
+    let db = NamespaceIdent::parse("db").unwrap();
+    catalog
+        .create_namespace(&db, Default::default())
+        .await
+        .unwrap();
+    let ours = TableIdent::new(db, "ours");
+    let mut creation = TableCreation::new("", schema());
+    creation.format_version = iceberg_spec::FormatVersion::V3;
+    catalog.create_table(&ours, creation).await.unwrap();
+    append_ids(&catalog, &ours, 0..3, &SystemEnvironment).await;
+    append_ids(&catalog, &ours, 3..5, &SystemEnvironment).await;
+    let seen = py(PY_SCAN);
+    assert_eq!(seen["ids"], serde_json::json!([0, 1, 2, 3, 4]), "{seen}");
+    assert_eq!(seen["snapshots"], 2, "{seen}");
+    assert_eq!(seen["format"], 3, "{seen}");
+    assert_eq!(seen["next_row_id"], 5, "{seen}");
+
+    let made = py(PY_CREATE);
+    assert_eq!(made["snapshots"], 1, "{made}");
+    let theirs = TableIdent::parse("db.theirs").unwrap();
+    append_ids(&catalog, &theirs, 0..2, &SystemEnvironment).await;
+    let seen = py(PY_SCAN_THEIRS);
+    assert_eq!(seen["ids"], serde_json::json!([0, 1, 100, 101]), "{seen}");
+    assert_eq!(seen["snapshots"], 2, "{seen}");
+}
