@@ -94,9 +94,9 @@ pub async fn commit_append_with_mode(
     mode: Option<AppendMode>,
     env: &dyn Environment,
 ) -> Result<CommitOutcome> {
-    let io = catalog.io().clone();
     let cache = catalog.metadata_cache();
     let mut base = catalog.load_table(ident).await?;
+    let io = catalog.table_io(&base);
     let props = TableProperties::parse(&base.metadata.properties)?;
     let retry = props.commit_retry;
     let mode = mode.unwrap_or_else(|| AppendMode::from_properties(&props));
@@ -135,7 +135,9 @@ pub async fn commit_append_with_mode(
                 let mut keep = result.manifest_paths.clone();
                 keep.push(result.manifest_list.clone());
                 let mut stale = written(&pending, &lists, &keep);
-                if props.metadata_delete_after_commit {
+                // Only where this commit wrote the log: a server that writes its own may still
+                // list what ours dropped.
+                if props.metadata_delete_after_commit && !catalog.writes_metadata_files() {
                     stale.extend(expired_metadata_files(&base, &result.metadata));
                 }
                 cleanup(&io, stale).await;

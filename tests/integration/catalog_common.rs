@@ -54,7 +54,7 @@ pub(crate) async fn try_append_ids(
     let schema = meta.current_schema()?;
     let options = iceberg_write::WriteOptions::from_table_properties(&meta.properties)?;
     let files = iceberg_write::write_data_files(
-        catalog.io(),
+        &catalog.table_io(&table),
         &meta.location,
         &[batch(schema, ids)],
         schema,

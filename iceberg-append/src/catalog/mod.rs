@@ -159,6 +159,19 @@ pub trait Catalog: Send + Sync + fmt::Debug {
     /// The IO that reaches the table's files.
     fn io(&self) -> &FileIo;
 
+    /// The IO that reaches `table`'s files: [`Catalog::io`], unless the catalog hands out
+    /// access per table (a REST server's vended credentials for the table it loaded).
+    fn table_io(&self, table: &Table) -> FileIo {
+        let _ = table;
+        self.io().clone()
+    }
+
+    /// True when the catalog writes the metadata files itself (a REST server): it then keeps
+    /// their log and deletes the expired ones, and a committer must not.
+    fn writes_metadata_files(&self) -> bool {
+        false
+    }
+
     /// The catalog's cache of parsed metadata files and manifest lists, if it keeps one;
     /// commits read through it and remember what they wrote.
     fn metadata_cache(&self) -> Option<&MetadataCache> {
@@ -304,7 +317,7 @@ pub trait Catalog: Send + Sync + fmt::Debug {
     /// # Errors
     /// When a manifest list or manifest cannot be read or decoded.
     async fn purge_table_files(&self, table: &Table) -> Result<()> {
-        let io = self.io();
+        let io = &self.table_io(table);
         let meta = &table.metadata;
         let mut files: BTreeSet<String> = BTreeSet::new();
         let mut manifests = BTreeSet::new();

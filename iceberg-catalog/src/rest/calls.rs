@@ -2,12 +2,13 @@
 //! with its `Idempotency-Key` and resends, answers turned into the trait's errors, paged
 //! lists, and the base a commit's diff is computed against.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
 use iceberg_append::catalog::{NamespaceIdent, namespace_already_exists, no_such_namespace};
 use iceberg_append::{Error, Result, Table, TableIdent};
+use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::Serialize;
@@ -221,6 +222,22 @@ impl RestCatalog {
         if let Some(location) = &body.metadata_location {
             self.remember(location, Arc::new(metadata.clone()));
         }
+        if let Some(vended) = vended_properties(&body, &metadata.location) {
+            let mut properties: HashMap<String, String> = self
+                .properties
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            properties.extend(vended);
+            let io = FileIo::from_properties(&properties).map_err(|source| Error::Backend {
+                table: metadata.location.clone(),
+                source: Box::new(CatalogError::Io {
+                    location: metadata.location.clone(),
+                    source,
+                }),
+            })?;
+            self.remember_io(&metadata.location, io);
+        }
         Ok(Table {
             metadata_location: body.metadata_location,
             metadata,
@@ -310,6 +327,24 @@ impl RestCatalog {
     }
 }
 
+/// The table settings a load answer vends for the table at `location`: its `config`, then
+/// the storage credential with the longest prefix of `location`; `None` when it vends none.
+pub(super) fn vended_properties(
+    body: &LoadTableResponse,
+    location: &str,
+) -> Option<BTreeMap<String, String>> {
+    let mut vended = body.config.clone();
+    if let Some(credential) = body
+        .storage_credentials
+        .iter()
+        .filter(|c| location.starts_with(&c.prefix))
+        .max_by_key(|c| c.prefix.len())
+    {
+        vended.extend(credential.config.clone());
+    }
+    (!vended.is_empty()).then_some(vended)
+}
+
 /// The `metadata-location` of an answer whose metadata may not parse.
 pub(super) fn metadata_location_of(answer: &Answer) -> Option<String> {
     #[derive(serde::Deserialize)]
@@ -326,5 +361,30 @@ pub(super) fn identifier(t: &TableIdent) -> TableIdentifier {
     TableIdentifier {
         namespace: t.namespace.clone(),
         name: t.name.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn vended_settings_are_the_config_then_the_longest_matching_credential() {
+        let body: LoadTableResponse = serde_json::from_str(
+            r#"{"metadata": {}, "config": {"s3.endpoint": "http://e", "s3.access-key-id": "cfg"},
+                "storage-credentials": [
+                  {"prefix": "s3://b/", "config": {"s3.access-key-id": "bucket"}},
+                  {"prefix": "s3://b/wh/db/", "config": {"s3.access-key-id": "db"}},
+                  {"prefix": "s3://other/", "config": {"s3.access-key-id": "other"}}]}"#,
+        )
+        .unwrap();
+        let got = vended_properties(&body, "s3://b/wh/db/t").unwrap();
+        assert_eq!(got["s3.access-key-id"], "db");
+        assert_eq!(got["s3.endpoint"], "http://e");
+        let got = vended_properties(&body, "s3://b/elsewhere/t").unwrap();
+        assert_eq!(got["s3.access-key-id"], "bucket");
+        let none: LoadTableResponse = serde_json::from_str(r#"{"metadata": {}}"#).unwrap();
+        assert!(vended_properties(&none, "s3://b/t").is_none());
     }
 }

@@ -133,6 +133,18 @@ impl Catalog for RestCatalog {
         &self.io
     }
 
+    /// The server writes the metadata files, their log, and deletes expired ones.
+    fn writes_metadata_files(&self) -> bool {
+        true
+    }
+
+    /// The IO of the credentials the server vended when it last answered for this table
+    /// (load, create, commit), else the catalog's.
+    fn table_io(&self, table: &Table) -> FileIo {
+        self.vended_io(&table.metadata.location)
+            .unwrap_or_else(|| self.io.clone())
+    }
+
     async fn table_exists(&self, ident: &TableIdent) -> Result<bool> {
         let url = self.table_url(ident);
         self.exists(

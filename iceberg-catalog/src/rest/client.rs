@@ -214,6 +214,11 @@ pub(crate) fn headers<'a>(
         let value = HeaderValue::try_from(value.as_str()).map_err(|_| invalid("value"))?;
         map.insert(name, value);
     }
+    // As Java's client: ask for vended credentials unless told otherwise.
+    let delegation = HeaderName::from_static("x-iceberg-access-delegation");
+    if !map.contains_key(&delegation) {
+        map.insert(delegation, HeaderValue::from_static("vended-credentials"));
+    }
     Ok(map)
 }
 
@@ -283,7 +288,7 @@ mod tests {
     #[test]
     fn header_properties_become_headers_and_bad_ones_are_named() {
         let props: std::collections::BTreeMap<String, String> = [
-            ("header.X-Iceberg-Access-Delegation", "vended-credentials"),
+            ("header.X-Iceberg-Access-Delegation", "remote-signing"),
             ("token", "t"),
         ]
         .into_iter()
@@ -291,7 +296,10 @@ mod tests {
         .collect();
         let map = headers("http://h", props.iter()).unwrap();
         assert_eq!(map.len(), 1);
-        assert_eq!(map["x-iceberg-access-delegation"], "vended-credentials");
+        let none = std::collections::BTreeMap::new();
+        let default = headers("http://h", none.iter()).unwrap();
+        assert_eq!(default["x-iceberg-access-delegation"], "vended-credentials");
+        assert_eq!(map["x-iceberg-access-delegation"], "remote-signing");
         let bad: std::collections::BTreeMap<String, String> =
             [("header.bad name".to_string(), "v".to_string())].into();
         let e = headers("http://h", bad.iter()).unwrap_err();

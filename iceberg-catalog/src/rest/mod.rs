@@ -94,6 +94,8 @@ pub struct RestCatalog {
     /// Metadata this client loaded or committed, by metadata location: the base a commit's
     /// updates are computed against. A miss reads the metadata file itself.
     bases: Mutex<HashMap<String, Arc<TableMetadata>>>,
+    /// IO built from the credentials the server vended, by table location.
+    vended: Mutex<HashMap<String, FileIo>>,
 }
 
 impl std::fmt::Debug for RestCatalog {
@@ -183,6 +185,7 @@ impl RestCatalog {
             idempotent: server.idempotency_key_lifetime.is_some(),
             env,
             bases: Mutex::new(HashMap::new()),
+            vended: Mutex::new(HashMap::new()),
         })
     }
 
@@ -227,6 +230,20 @@ impl RestCatalog {
             bases.clear();
         }
         bases.insert(location.to_string(), metadata);
+    }
+
+    fn remember_io(&self, table_location: &str, io: FileIo) {
+        let mut vended = self.vended.lock().unwrap_or_else(PoisonError::into_inner);
+        if vended.len() >= MAX_BASES {
+            vended.clear();
+        }
+        vended.insert(table_location.to_string(), io);
+    }
+
+    /// The IO of the credentials vended for the table at `table_location`, if any.
+    fn vended_io(&self, table_location: &str) -> Option<FileIo> {
+        let vended = self.vended.lock().unwrap_or_else(PoisonError::into_inner);
+        vended.get(table_location).cloned()
     }
 
     fn base(&self, location: &str) -> Option<Arc<TableMetadata>> {

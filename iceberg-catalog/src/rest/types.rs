@@ -124,6 +124,20 @@ pub(crate) struct LoadTableResponse {
     pub(crate) metadata_location: Option<String>,
     /// Kept as text: [`iceberg_spec::TableMetadata::from_json`] parses and validates it.
     pub(crate) metadata: Box<RawValue>,
+    /// Table-specific client settings (vended `s3.access-key-id`, `s3.session-token`, ...).
+    #[serde(default)]
+    pub(crate) config: BTreeMap<String, String>,
+    /// Vended credentials by storage prefix; the longest prefix of a path applies.
+    #[serde(default)]
+    pub(crate) storage_credentials: Vec<StorageCredential>,
+}
+
+/// One vended credential: settings for the paths below `prefix`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct StorageCredential {
+    pub(crate) prefix: String,
+    #[serde(default)]
+    pub(crate) config: BTreeMap<String, String>,
 }
 
 /// `POST .../namespaces/{namespace}/tables/{table}`.

@@ -148,7 +148,7 @@ async fn write_and_commit(
     if let Some(order) = meta.default_sort_order().filter(|o| !o.is_unsorted()) {
         options = options.with_sort_order(order);
     }
-    let io = open.catalog.io().clone();
+    let io = open.catalog.table_io(table);
     let mut writer = DataFileWriter::new(&io, &meta.location, &schema, spec, None, &options)?;
     let target = Target {
         arrow: writer.arrow_schema().clone(),

@@ -22,7 +22,7 @@ pub(crate) async fn run(cli: &Cli, name: &str, with_files: bool) -> Result<()> {
     let result = async {
         let (ident, table) = open.load(name).await?;
         let files = if with_files {
-            Some(live_files(open.catalog.io(), &table.metadata).await?)
+            Some(live_files(&open.catalog.table_io(&table), &table.metadata).await?)
         } else {
             None
         };

@@ -260,7 +260,7 @@ pub(crate) async fn run(cli: &Cli, name: &str, snapshot: Option<i64>, dot: bool)
                 }
             },
         };
-        let m = model(open.catalog.io(), &table, snap).await?;
+        let m = model(&open.catalog.table_io(&table), &table, snap).await?;
         let mut out = std::io::stdout().lock();
         if dot {
             out.write_all(render_dot(&m, &meta.location).as_bytes())?;
