@@ -100,8 +100,8 @@ impl OpenCatalog {
     }
 
     /// A REST catalog at `uri`: `--catalog-property` and the file IO's `--io` settings are
-    /// its client properties; `--warehouse` is sent as the `warehouse` property only when
-    /// given explicitly as one (the server owns the warehouse).
+    /// its client properties. `--warehouse` is not used (the server owns the warehouse);
+    /// `--catalog-property warehouse=<name>` names one of the server's.
     #[cfg(feature = "rest")]
     async fn open_rest(cli: &Cli, uri: &str, io_props: HashMap<String, String>) -> Result<Self> {
         let mut config = iceberg_catalog::RestCatalogConfig::new(uri);

@@ -14,7 +14,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
                   existing table, 5 commit lost or unknown, 1 anything else."
 )]
 pub(crate) struct Cli {
-    /// Warehouse folder or URL (tables go to `<warehouse>/<namespace>/<table>`).
+    /// Warehouse folder or URL (tables go to `<warehouse>/<namespace>/<table>`); a REST
+    /// catalog ignores it (its server owns the warehouse).
     #[arg(long, global = true, default_value = "./warehouse")]
     pub(crate) warehouse: String,
     /// Catalog: unset for SQLite at `<warehouse>/catalog.db`; `sqlite:///path`,
