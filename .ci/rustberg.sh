@@ -1,6 +1,7 @@
-# The REST catalog tests' server: rustberg 0.3.0 from crates.io, installed outside the checkout
-# (debug build without debug info: 6m50s on 2 idle cores, a 100 MB binary; the release profile's LTO takes ~23 minutes) with its
-# S3 storage, so the tests run it on a `file://` and on a moto warehouse. Sourced by .ci/run.
+# The REST catalog tests' server: rustberg 0.3.0 from crates.io, installed outside the
+# checkout, with its S3 storage, so the tests run it on a `file://` and on a moto warehouse.
+# A debug build without debug info: 6m50s on 2 idle cores, a 100 MB binary (the release
+# profile's LTO takes ~23 minutes). Sourced by .ci/run.
 RUSTBERG_VERSION=0.3.0
 RUSTBERG_ROOT="${ICEBERG_CI_CACHE:-$HOME/.cache/iceberg-ci}/rustberg-$RUSTBERG_VERSION-s3"
 RUSTBERG_BIN="$RUSTBERG_ROOT/bin/rustberg"
