@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use iceberg_spec::snapshot::{MAIN_BRANCH, SnapshotRef};
-use iceberg_spec::{PartitionSpec, Snapshot, SortOrder, TableMetadata};
+use iceberg_spec::{PartitionSpec, Schema, Snapshot, SortOrder, TableMetadata};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
@@ -216,44 +216,67 @@ pub fn diff(base: &TableMetadata, new: &TableMetadata) -> Result<TableChange, Un
     Ok(change)
 }
 
+/// What `new` adds to `base`'s list of one kind (schemas, specs, sort orders), in order.
+/// Refuses an object edited in place or removed, and a new current one that is added but
+/// not last: the server renumbers added objects, so only `-1` ("the last added") names one
+/// reliably. Also says whether the new current one is the last added (sent as `-1`).
+fn added<'a, T: PartialEq, I: Copy + PartialEq + std::fmt::Display>(
+    what: &str,
+    base: &[T],
+    new: &'a [T],
+    id: impl Fn(&T) -> I,
+    current: I,
+) -> Result<(Vec<&'a T>, bool), UnsupportedChange> {
+    let mut added = Vec::new();
+    for item in new {
+        match base.iter().find(|old| id(old) == id(item)) {
+            Some(old) if old == item => {}
+            Some(_) => {
+                return Err(UnsupportedChange(format!(
+                    "{what} {} was edited in place",
+                    id(item)
+                )));
+            }
+            None => added.push(item),
+        }
+    }
+    if let Some(gone) = base
+        .iter()
+        .find(|old| !new.iter().any(|n| id(n) == id(old)))
+    {
+        return Err(UnsupportedChange(format!(
+            "{what} {} was removed",
+            id(gone)
+        )));
+    }
+    let last = added.last().map(|t| id(t));
+    if added.iter().any(|t| id(t) == current) && last != Some(current) {
+        return Err(UnsupportedChange(format!(
+            "{what} {current} is made current but is not the last one added"
+        )));
+    }
+    Ok((added, last == Some(current)))
+}
+
 fn schemas(
     base: &TableMetadata,
     new: &TableMetadata,
     change: &mut TableChange,
 ) -> Result<(), UnsupportedChange> {
-    let mut last_added = None;
-    for schema in &new.schemas {
-        match base.schema_by_id(schema.schema_id()) {
-            Some(old) if old == schema => {}
-            Some(_) => {
-                return Err(UnsupportedChange(format!(
-                    "schema {} was edited in place",
-                    schema.schema_id()
-                )));
-            }
-            None => {
-                change.updates.push(Update::AddSchema {
-                    schema: schema.to_json(),
-                    last_column_id: new.last_column_id,
-                });
-                last_added = Some(schema.schema_id());
-            }
-        }
+    let (added, current_is_last) = added(
+        "schema",
+        &base.schemas,
+        &new.schemas,
+        Schema::schema_id,
+        new.current_schema_id,
+    )?;
+    for schema in &added {
+        change.updates.push(Update::AddSchema {
+            schema: schema.to_json(),
+            last_column_id: new.last_column_id,
+        });
     }
-    if let Some(gone) = base
-        .schemas
-        .iter()
-        .find(|old| new.schema_by_id(old.schema_id()).is_none())
-    {
-        return Err(UnsupportedChange(format!(
-            "schema {} was removed",
-            gone.schema_id()
-        )));
-    }
-    made_current_last("schema", new.current_schema_id, last_added, |id| {
-        base.schema_by_id(id).is_none()
-    })?;
-    if last_added.is_some() {
+    if !added.is_empty() {
         change
             .requirements
             .push(Requirement::AssertLastAssignedFieldId {
@@ -261,7 +284,7 @@ fn schemas(
             });
     }
     if new.current_schema_id != base.current_schema_id {
-        let schema_id = if last_added == Some(new.current_schema_id) {
+        let schema_id = if current_is_last {
             -1
         } else {
             new.current_schema_id
@@ -281,40 +304,19 @@ fn specs(
     new: &TableMetadata,
     change: &mut TableChange,
 ) -> Result<(), UnsupportedChange> {
-    let mut last_added = None;
-    for spec in &new.partition_specs {
-        match base
-            .partition_specs
-            .iter()
-            .find(|s| s.spec_id() == spec.spec_id())
-        {
-            Some(old) if old == spec => {}
-            Some(_) => {
-                return Err(UnsupportedChange(format!(
-                    "partition spec {} was edited in place",
-                    spec.spec_id()
-                )));
-            }
-            None => {
-                change.updates.push(Update::AddSpec { spec: spec.clone() });
-                last_added = Some(spec.spec_id());
-            }
-        }
+    let (added, current_is_last) = added(
+        "partition spec",
+        &base.partition_specs,
+        &new.partition_specs,
+        PartitionSpec::spec_id,
+        new.default_spec_id,
+    )?;
+    for spec in &added {
+        change.updates.push(Update::AddSpec {
+            spec: (*spec).clone(),
+        });
     }
-    if let Some(gone) = base.partition_specs.iter().find(|old| {
-        !new.partition_specs
-            .iter()
-            .any(|s| s.spec_id() == old.spec_id())
-    }) {
-        return Err(UnsupportedChange(format!(
-            "partition spec {} was removed",
-            gone.spec_id()
-        )));
-    }
-    made_current_last("partition spec", new.default_spec_id, last_added, |id| {
-        !base.partition_specs.iter().any(|s| s.spec_id() == id)
-    })?;
-    if last_added.is_some() {
+    if !added.is_empty() {
         change
             .requirements
             .push(Requirement::AssertLastAssignedPartitionId {
@@ -322,7 +324,7 @@ fn specs(
             });
     }
     if new.default_spec_id != base.default_spec_id {
-        let spec_id = if last_added == Some(new.default_spec_id) {
+        let spec_id = if current_is_last {
             -1
         } else {
             new.default_spec_id
@@ -340,43 +342,20 @@ fn sort_orders(
     new: &TableMetadata,
     change: &mut TableChange,
 ) -> Result<(), UnsupportedChange> {
-    let mut last_added = None;
-    for order in &new.sort_orders {
-        match base
-            .sort_orders
-            .iter()
-            .find(|o| o.order_id == order.order_id)
-        {
-            Some(old) if old == order => {}
-            Some(_) => {
-                return Err(UnsupportedChange(format!(
-                    "sort order {} was edited in place",
-                    order.order_id
-                )));
-            }
-            None => {
-                change.updates.push(Update::AddSortOrder {
-                    sort_order: order.clone(),
-                });
-                last_added = Some(order.order_id);
-            }
-        }
+    let (added, current_is_last) = added(
+        "sort order",
+        &base.sort_orders,
+        &new.sort_orders,
+        |o: &SortOrder| o.order_id,
+        new.default_sort_order_id,
+    )?;
+    for order in &added {
+        change.updates.push(Update::AddSortOrder {
+            sort_order: (*order).clone(),
+        });
     }
-    if let Some(gone) = base
-        .sort_orders
-        .iter()
-        .find(|old| !new.sort_orders.iter().any(|o| o.order_id == old.order_id))
-    {
-        return Err(UnsupportedChange(format!(
-            "sort order {} was removed",
-            gone.order_id
-        )));
-    }
-    made_current_last("sort order", new.default_sort_order_id, last_added, |id| {
-        !base.sort_orders.iter().any(|o| o.order_id == id)
-    })?;
     if new.default_sort_order_id != base.default_sort_order_id {
-        let sort_order_id = if last_added == Some(new.default_sort_order_id) {
+        let sort_order_id = if current_is_last {
             -1
         } else {
             new.default_sort_order_id
@@ -389,22 +368,6 @@ fn sort_orders(
             .push(Requirement::AssertDefaultSortOrderId {
                 default_sort_order_id: base.default_sort_order_id,
             });
-    }
-    Ok(())
-}
-
-/// Refuses a new current (or default) object that was added but not last: the server
-/// renumbers added objects, so only `-1` ("the last added") names one reliably.
-fn made_current_last<T: Copy + PartialEq + std::fmt::Display>(
-    what: &str,
-    current: T,
-    last_added: Option<T>,
-    is_added: impl Fn(T) -> bool,
-) -> Result<(), UnsupportedChange> {
-    if is_added(current) && last_added != Some(current) {
-        return Err(UnsupportedChange(format!(
-            "{what} {current} is made current but is not the last one added"
-        )));
     }
     Ok(())
 }
