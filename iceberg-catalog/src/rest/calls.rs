@@ -2,13 +2,12 @@
 //! with its `Idempotency-Key` and resends, answers turned into the trait's errors, paged
 //! lists, and the base a commit's diff is computed against.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use iceberg_append::catalog::{NamespaceIdent, namespace_already_exists, no_such_namespace};
 use iceberg_append::{Error, Result, Table, TableIdent};
-use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::Serialize;
@@ -223,20 +222,14 @@ impl RestCatalog {
             self.remember(location, Arc::new(metadata.clone()));
         }
         if let Some(vended) = vended_properties(&body, &metadata.location) {
-            let mut properties: HashMap<String, String> = self
-                .properties
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            properties.extend(vended);
-            let io = FileIo::from_properties(&properties).map_err(|source| Error::Backend {
-                table: metadata.location.clone(),
-                source: Box::new(CatalogError::Io {
-                    location: metadata.location.clone(),
-                    source,
-                }),
-            })?;
-            self.remember_io(&metadata.location, io);
+            self.vended_io_for(&metadata.location, vended)
+                .map_err(|source| Error::Backend {
+                    table: metadata.location.clone(),
+                    source: Box::new(CatalogError::Io {
+                        location: metadata.location.clone(),
+                        source,
+                    }),
+                })?;
         }
         Ok(Table {
             metadata_location: body.metadata_location,

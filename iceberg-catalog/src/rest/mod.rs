@@ -94,8 +94,8 @@ pub struct RestCatalog {
     /// Metadata this client loaded or committed, by metadata location: the base a commit's
     /// updates are computed against. A miss reads the metadata file itself.
     bases: Mutex<HashMap<String, Arc<TableMetadata>>>,
-    /// IO built from the credentials the server vended, by table location.
-    vended: Mutex<HashMap<String, FileIo>>,
+    /// IO built from the settings the server vended, with those settings, by table location.
+    vended: Mutex<HashMap<String, VendedIo>>,
 }
 
 impl std::fmt::Debug for RestCatalog {
@@ -119,6 +119,9 @@ fn client_settings(props: &BTreeMap<String, String>) -> Vec<(&String, &String)> 
         .filter(|(k, _)| KEYS.contains(&k.as_str()) || k.starts_with(HEADER_PREFIX))
         .collect()
 }
+
+/// The settings a server vended for a table, and the IO built from them.
+type VendedIo = (BTreeMap<String, String>, FileIo);
 
 /// Bases kept before the map is cleared (a miss only costs one metadata read).
 const MAX_BASES: usize = 64;
@@ -232,18 +235,38 @@ impl RestCatalog {
         bases.insert(location.to_string(), metadata);
     }
 
-    fn remember_io(&self, table_location: &str, io: FileIo) {
-        let mut vended = self.vended.lock().unwrap_or_else(PoisonError::into_inner);
-        if vended.len() >= MAX_BASES {
-            vended.clear();
+    /// The IO for the settings `vended` for the table at `table_location`: the one built
+    /// before when the settings are the same (so its stores and connections are kept), else
+    /// one built from the catalog's properties with `vended` over them.
+    fn vended_io_for(
+        &self,
+        table_location: &str,
+        vended: BTreeMap<String, String>,
+    ) -> Result<FileIo, iceberg_io::Error> {
+        let mut known = self.vended.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((settings, io)) = known.get(table_location)
+            && *settings == vended
+        {
+            return Ok(io.clone());
         }
-        vended.insert(table_location.to_string(), io);
+        let mut properties: HashMap<String, String> = self
+            .properties
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        properties.extend(vended.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let io = FileIo::from_properties(&properties)?;
+        if known.len() >= MAX_BASES {
+            known.clear();
+        }
+        known.insert(table_location.to_string(), (vended, io.clone()));
+        Ok(io)
     }
 
-    /// The IO of the credentials vended for the table at `table_location`, if any.
+    /// The IO of the settings vended for the table at `table_location`, if any.
     fn vended_io(&self, table_location: &str) -> Option<FileIo> {
-        let vended = self.vended.lock().unwrap_or_else(PoisonError::into_inner);
-        vended.get(table_location).cloned()
+        let known = self.vended.lock().unwrap_or_else(PoisonError::into_inner);
+        known.get(table_location).map(|(_, io)| io.clone())
     }
 
     fn base(&self, location: &str) -> Option<Arc<TableMetadata>> {
