@@ -186,7 +186,14 @@ impl SqlCatalog {
     ) -> Result<Self> {
         let shown = redact(&config.uri);
         let pool = open_pool(&config.uri, &shown).await?;
-        let typed = schema::init(&pool).await.map_err(|source| Error::Schema {
+        // Two processes creating the tables of a fresh PostgreSQL database at once: one
+        // `CREATE TABLE IF NOT EXISTS` can fail on the other's row in `pg_type` (a unique
+        // violation). The tables then exist; probing again finds them.
+        let typed = match schema::init(&pool).await {
+            Err(e) if pool::is_unique_violation(&e) => schema::init(&pool).await,
+            other => other,
+        }
+        .map_err(|source| Error::Schema {
             uri: shown.clone(),
             source,
         })?;
