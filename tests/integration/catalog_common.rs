@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use iceberg_append::{Catalog, CommitOutcome, Environment, TableIdent, commit_append};
-use iceberg_spec::{NestedField, PrimitiveType, Schema};
+use iceberg_append::{Catalog, CommitOutcome, Environment, Table, TableIdent, commit_append};
+use iceberg_spec::{DataFile, NestedField, PrimitiveType, Schema};
 
 /// `id long required, name string optional`.
 pub(crate) fn schema() -> Schema {
@@ -50,11 +50,21 @@ pub(crate) async fn try_append_ids(
     env: &dyn Environment,
 ) -> iceberg_append::Result<CommitOutcome> {
     let table = catalog.load_table(ident).await?;
+    let files = write_ids(catalog, &table, ids).await?;
+    commit_append(catalog, ident, files, BTreeMap::new(), env).await
+}
+
+/// Writes `ids` as a data file of `table`'s current shape (committing nothing).
+pub(crate) async fn write_ids(
+    catalog: &dyn Catalog,
+    table: &Table,
+    ids: impl IntoIterator<Item = i64>,
+) -> iceberg_append::Result<Vec<DataFile>> {
     let meta = &table.metadata;
     let schema = meta.current_schema()?;
     let options = iceberg_write::WriteOptions::from_table_properties(&meta.properties)?;
-    let files = iceberg_write::write_data_files(
-        &catalog.table_io(&table),
+    Ok(iceberg_write::write_data_files(
+        &catalog.table_io(table),
         &meta.location,
         &[batch(schema, ids)],
         schema,
@@ -62,6 +72,5 @@ pub(crate) async fn try_append_ids(
         None,
         &options,
     )
-    .await?;
-    commit_append(catalog, ident, files, BTreeMap::new(), env).await
+    .await?)
 }

@@ -16,7 +16,7 @@ use super::{
 use crate::cache::MetadataCache;
 use crate::env::Environment;
 use crate::error::{Error, Result};
-use crate::table::{Table, TableCreation, create_table, write_metadata_file};
+use crate::table::{Table, TableCreation, write_metadata_file};
 
 /// A catalog that keeps pointers in memory; metadata files go through its [`FileIo`].
 ///
@@ -84,16 +84,36 @@ impl Catalog for InMemoryCatalog {
                 table: ident.to_string(),
             });
         }
-        let table = create_table(&self.io, creation, self.env.as_ref()).await?;
-        let loc = table.metadata_location.clone().unwrap_or_default();
-        let mut state = self.state(ident)?;
-        if state.pointers.contains_key(ident) {
+        let location = creation.location.clone();
+        let metadata = creation.into_metadata(&location, self.env.as_ref())?;
+        self.create_table_from_metadata(ident, metadata).await
+    }
+
+    async fn create_table_from_metadata(
+        &self,
+        ident: &TableIdent,
+        metadata: TableMetadata,
+    ) -> Result<Table> {
+        if self.pointer(ident)?.is_some() {
             return Err(Error::TableAlreadyExists {
                 table: ident.to_string(),
             });
         }
-        state.pointers.insert(ident.clone(), loc);
-        Ok(table)
+        let loc = write_metadata_file(&self.io, &metadata, None, self.env.as_ref()).await?;
+        {
+            let mut state = self.state(ident)?;
+            if state.pointers.contains_key(ident) {
+                return Err(Error::TableAlreadyExists {
+                    table: ident.to_string(),
+                });
+            }
+            state.pointers.insert(ident.clone(), loc.clone());
+        }
+        self.cache.insert_metadata(&loc, metadata.clone());
+        Ok(Table {
+            metadata_location: Some(loc),
+            metadata,
+        })
     }
 
     async fn commit(

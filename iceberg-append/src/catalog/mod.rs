@@ -143,6 +143,39 @@ pub trait Catalog: Send + Sync + fmt::Debug {
     /// [`Error::TableAlreadyExists`], or IO/validation errors.
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table>;
 
+    /// Where a table `ident` created without a location lives.
+    ///
+    /// # Errors
+    /// A missing namespace; unsupported by default (a creation must then name its location).
+    async fn default_table_location(&self, ident: &TableIdent) -> Result<String> {
+        Err(unsupported(
+            self,
+            &ident.to_string(),
+            "default_table_location",
+        ))
+    }
+
+    /// Creates `ident` with `metadata` as its first metadata file: a table that may already
+    /// hold snapshots (a create and its first append in one step, see
+    /// [`crate::create::commit_create_append`]). The table appears with all of it or not at
+    /// all.
+    ///
+    /// # Errors
+    /// [`Error::TableAlreadyExists`], a missing namespace, [`Error::CommitStateUnknown`]
+    /// when the create may or may not have happened; unsupported by default.
+    async fn create_table_from_metadata(
+        &self,
+        ident: &TableIdent,
+        metadata: TableMetadata,
+    ) -> Result<Table> {
+        let _ = metadata;
+        Err(unsupported(
+            self,
+            &ident.to_string(),
+            "create_table_from_metadata",
+        ))
+    }
+
     /// Writes `new_metadata` as the next metadata file and moves the pointer from
     /// `base_location` to it, atomically; returns the new location.
     ///

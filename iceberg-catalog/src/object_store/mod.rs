@@ -215,6 +215,30 @@ impl ObjectStoreCatalog {
         location: &str,
         creation: TableCreation,
     ) -> iceberg_append::Result<Table> {
+        let meta = creation.into_metadata(location, self.env.as_ref())?;
+        self.create_at_from_metadata(location, meta).await
+    }
+
+    /// As [`ObjectStoreCatalog::create_at`], with the table's first metadata given (it may
+    /// hold snapshots); its `location` must be `location`.
+    ///
+    /// # Errors
+    /// As [`ObjectStoreCatalog::create_at`], and a metadata file that lives elsewhere.
+    pub async fn create_at_from_metadata(
+        &self,
+        location: &str,
+        meta: TableMetadata,
+    ) -> iceberg_append::Result<Table> {
+        if meta.location.trim_end_matches('/') != location {
+            // The Hadoop layout finds a table by its folder: metadata elsewhere is lost.
+            return Err(iceberg_append::Error::Catalog {
+                table: location.to_string(),
+                reason: format!(
+                    "the metadata says the table lives at {}, this catalog keeps it at {location}",
+                    meta.location
+                ),
+            });
+        }
         let exists = || iceberg_append::Error::TableAlreadyExists {
             table: location.to_string(),
         };
@@ -230,7 +254,6 @@ impl ObjectStoreCatalog {
         {
             return Err(exists());
         }
-        let meta = creation.into_metadata(location, self.env.as_ref())?;
         let path = format!("{dir}/{}", version_file_name(1));
         match self
             .io
@@ -351,7 +374,22 @@ impl Catalog for ObjectStoreCatalog {
         creation: TableCreation,
     ) -> iceberg_append::Result<Table> {
         check_ident(ident)?;
-        self.create_at(&self.table_location(ident), creation)
+        let meta = creation.into_metadata(&self.table_location(ident), self.env.as_ref())?;
+        self.create_table_from_metadata(ident, meta).await
+    }
+
+    async fn default_table_location(&self, ident: &TableIdent) -> iceberg_append::Result<String> {
+        check_ident(ident)?;
+        Ok(self.table_location(ident))
+    }
+
+    async fn create_table_from_metadata(
+        &self,
+        ident: &TableIdent,
+        metadata: TableMetadata,
+    ) -> iceberg_append::Result<Table> {
+        check_ident(ident)?;
+        self.create_at_from_metadata(&self.table_location(ident), metadata)
             .await
             .map_err(|e| match e {
                 iceberg_append::Error::TableAlreadyExists { .. } => {

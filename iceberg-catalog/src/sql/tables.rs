@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use iceberg_append::catalog::{NamespaceIdent, no_such_namespace};
 use iceberg_append::{
-    Catalog, Error, MetadataCache, Result, Table, TableCreation, TableIdent, create_table,
-    write_metadata_file,
+    Catalog, Error, MetadataCache, Result, Table, TableCreation, TableIdent, write_metadata_file,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
@@ -113,11 +112,33 @@ impl Catalog for SqlCatalog {
             });
         }
         if creation.location.is_empty() {
-            creation.location = self.default_table_location(ident).await?;
+            creation.location = SqlCatalog::default_table_location(self, ident).await?;
         }
-        creation.location = creation.location.trim_end_matches('/').to_string();
-        let table = create_table(&self.io, creation, self.env.as_ref()).await?;
-        let location = table.metadata_location.clone().unwrap_or_default();
+        let location = creation.location.trim_end_matches('/').to_string();
+        let metadata = creation.into_metadata(&location, self.env.as_ref())?;
+        self.create_table_from_metadata(ident, metadata).await
+    }
+
+    async fn default_table_location(&self, ident: &TableIdent) -> Result<String> {
+        SqlCatalog::default_table_location(self, ident).await
+    }
+
+    async fn create_table_from_metadata(
+        &self,
+        ident: &TableIdent,
+        metadata: TableMetadata,
+    ) -> Result<Table> {
+        self.require_namespace(&ident.namespace_ident()).await?;
+        if self.metadata_location(ident).await?.is_some() {
+            return Err(Error::TableAlreadyExists {
+                table: ident.to_string(),
+            });
+        }
+        let location = write_metadata_file(&self.io, &metadata, None, self.env.as_ref()).await?;
+        let table = Table {
+            metadata_location: Some(location.clone()),
+            metadata,
+        };
         if let Err(e) = self.insert_table(ident, &location).await {
             // An error may follow a row that was written (a lost answer): read it back, and
             // delete the file only when the row does not point at it.
