@@ -49,7 +49,11 @@ impl OpenCatalog {
                  (--catalog http(s)://...)"
             )));
         }
-        let (warehouse_url, local_dir) = warehouse(&cli.warehouse, create_dirs)?;
+        let given = cli
+            .warehouse
+            .as_deref()
+            .unwrap_or(crate::cli::DEFAULT_WAREHOUSE);
+        let (warehouse_url, local_dir) = warehouse(given, create_dirs)?;
         let (catalog, sql, is_default): (Arc<dyn Catalog>, _, _) = match cli.catalog.as_deref() {
             None | Some("" | "sqlite") => {
                 let dir = local_dir.as_ref().ok_or_else(|| {
@@ -59,6 +63,9 @@ impl OpenCatalog {
                     ))
                 })?;
                 let mut config = SqlCatalogConfig::local(dir);
+                if let Some(name) = &cli.catalog_name {
+                    config.name.clone_from(name);
+                }
                 config.io_properties = io_props;
                 let sql = SqlCatalog::connect(config).await?;
                 (Arc::new(sql.clone()), Some(sql), true)
@@ -73,11 +80,11 @@ impl OpenCatalog {
                     .iter()
                     .any(|p| uri.starts_with(p)) =>
             {
-                let mut config = SqlCatalogConfig::new(
-                    iceberg_catalog::sql::DEFAULT_CATALOG_NAME,
-                    uri,
-                    warehouse_url.clone(),
-                );
+                let name = cli
+                    .catalog_name
+                    .as_deref()
+                    .unwrap_or(iceberg_catalog::sql::DEFAULT_CATALOG_NAME);
+                let mut config = SqlCatalogConfig::new(name, uri, warehouse_url.clone());
                 config.io_properties = io_props;
                 let sql = SqlCatalog::connect(config).await?;
                 (Arc::new(sql.clone()), Some(sql), false)
@@ -135,11 +142,38 @@ impl OpenCatalog {
         let ident = parse_table_name(name)?;
         match self.catalog.load_table(&ident).await {
             Ok(t) => Ok((ident, t)),
-            Err(e) if e.is_not_found() => Err(Error::Table(format!(
-                "table `{ident}` does not exist in the catalog of {}",
-                self.warehouse_url
-            ))),
+            Err(e) if e.is_not_found() => Err(Error::Table(self.missing_table(&ident).await)),
             Err(e) => Err(e.into()),
+        }
+    }
+
+    /// "table `x` does not exist", with the nearest names in its namespace (or the nearest
+    /// namespaces, when that is missing too).
+    pub(crate) async fn missing_table(&self, ident: &TableIdent) -> String {
+        let ns = ident.namespace_ident();
+        let base = format!(
+            "table `{ident}` does not exist in the catalog of {}",
+            self.warehouse_url
+        );
+        match self.catalog.list_tables(&ns).await {
+            Ok(tables) => {
+                let names: Vec<String> = tables.iter().map(ToString::to_string).collect();
+                with_suggestions(base, &ident.to_string(), &names)
+            }
+            Err(_) => format!("{base}: {}", self.missing_namespace(&ns).await),
+        }
+    }
+
+    /// "namespace `x` does not exist", with the nearest existing ones.
+    pub(crate) async fn missing_namespace(&self, ns: &NamespaceIdent) -> String {
+        let base = format!("namespace `{ns}` does not exist");
+        let parent = NamespaceIdent::new(ns.levels()[..ns.levels().len() - 1].to_vec());
+        match self.catalog.list_namespaces(parent.as_ref()).await {
+            Ok(found) => {
+                let names: Vec<String> = found.iter().map(ToString::to_string).collect();
+                with_suggestions(base, &ns.to_string(), &names)
+            }
+            Err(_) => base,
         }
     }
 
@@ -166,6 +200,23 @@ impl OpenCatalog {
     pub(crate) async fn close(&self) {
         if let Some(sql) = &self.sql {
             sql.close().await;
+        }
+    }
+}
+
+/// `message`, and "did you mean" the names of `candidates` within a few edits of `name`.
+fn with_suggestions(message: String, name: &str, candidates: &[String]) -> String {
+    let mut near: Vec<(usize, &String)> = candidates
+        .iter()
+        .map(|c| (strsim::levenshtein(name, c), c))
+        .filter(|(d, c)| *d <= (name.chars().count() / 3).max(2) && c.as_str() != name)
+        .collect();
+    near.sort();
+    match near.as_slice() {
+        [] => message,
+        some => {
+            let names: Vec<String> = some.iter().take(3).map(|(_, c)| format!("`{c}`")).collect();
+            format!("{message}; did you mean {}?", names.join(" or "))
         }
     }
 }

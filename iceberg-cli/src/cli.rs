@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub(crate) use crate::input::source::Compression;
+
 /// Land data in Apache Iceberg tables and show what a commit wrote.
 #[derive(Debug, Parser)]
 #[command(
@@ -14,15 +16,21 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
                   existing table, 5 commit lost or unknown, 1 anything else."
 )]
 pub(crate) struct Cli {
-    /// Warehouse folder or URL (tables go to `<warehouse>/<namespace>/<table>`); a REST
-    /// catalog ignores it (its server owns the warehouse).
-    #[arg(long, global = true, default_value = "./warehouse")]
-    pub(crate) warehouse: String,
+    /// Warehouse folder or URL (tables go to `<warehouse>/<namespace>/<table>`) [default:
+    /// the configured catalog's `warehouse`, else `./warehouse`]; a REST catalog ignores it
+    /// (its server owns the warehouse).
+    #[arg(long, global = true, env = "ICEBERG_WAREHOUSE")]
+    pub(crate) warehouse: Option<String>,
     /// Catalog: unset for SQLite at `<warehouse>/catalog.db`; `sqlite:///path`,
     /// `postgres://...` / `postgresql://...`, `object-store` (Hadoop layout, no database), or
     /// `http(s)://host/path` for an Iceberg REST catalog (the server owns the warehouse).
-    #[arg(long, global = true)]
+    /// Unset, the configured catalog's `uri` is used.
+    #[arg(long, global = true, env = "ICEBERG_CATALOG")]
     pub(crate) catalog: Option<String>,
+    /// Which catalog of PyIceberg's configuration (`.pyiceberg.yaml`, `PYICEBERG_CATALOG__*`
+    /// variables) to use [default: its `default-catalog`, else `default`].
+    #[arg(long, global = true, env = "ICEBERG_CATALOG_NAME")]
+    pub(crate) catalog_name: Option<String>,
     /// REST catalog property `key=value`: `warehouse`, `token`, `credential` (id:secret),
     /// `scope`, `oauth2-server-uri`, `header.<Name>`; repeatable. Only with an http(s)
     /// `--catalog`.
@@ -62,7 +70,8 @@ pub(crate) enum Command {
     },
     /// Create a table with a schema taken from a data file or an Iceberg schema JSON.
     Create(CreateArgs),
-    /// Append Parquet, CSV, NDJSON or Arrow IPC files to a table in one commit.
+    /// Append Parquet, CSV, NDJSON or Arrow IPC files to a table in one commit (with
+    /// `--create`, the table and its first snapshot in one commit).
     Append(AppendArgs),
     /// Show a table's schema, partition spec, sort order, properties and snapshots.
     Inspect {
@@ -77,6 +86,45 @@ pub(crate) enum Command {
         /// The table as `namespace.table`.
         table: String,
     },
+    /// List the namespaces and tables (top level, or directly in NAMESPACE).
+    List {
+        /// A namespace, e.g. `db`.
+        namespace: Option<String>,
+    },
+    /// Create or drop a namespace.
+    Namespace {
+        /// What to do.
+        #[command(subcommand)]
+        action: NamespaceAction,
+    },
+    /// Drop a table from the catalog (its files stay unless `--purge`).
+    Drop {
+        /// The table as `namespace.table`.
+        table: String,
+        /// Also delete every file the table's metadata reaches.
+        #[arg(long)]
+        purge: bool,
+    },
+    /// Rename a table.
+    Rename {
+        /// The table as `namespace.table`.
+        from: String,
+        /// Its new name as `namespace.table`.
+        to: String,
+    },
+    /// Show a table's current schema.
+    Schema {
+        /// The table as `namespace.table`.
+        table: String,
+    },
+    /// Print the first rows of a table's current snapshot.
+    Head {
+        /// The table as `namespace.table`.
+        table: String,
+        /// How many rows.
+        #[arg(short = 'n', long = "rows", default_value_t = 20)]
+        rows: usize,
+    },
     /// Print the metadata tree of a snapshot (the current one by default).
     Tree {
         /// The table as `namespace.table`.
@@ -90,6 +138,24 @@ pub(crate) enum Command {
     },
 }
 
+/// `iceberg namespace ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum NamespaceAction {
+    /// Create a namespace.
+    Create {
+        /// The namespace, e.g. `db` or `a.b`.
+        namespace: String,
+        /// Namespace property `key=value` (e.g. `location=s3://bucket/db`); repeatable.
+        #[arg(long = "property", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+        properties: Vec<(String, String)>,
+    },
+    /// Drop an empty namespace.
+    Drop {
+        /// The namespace.
+        namespace: String,
+    },
+}
+
 /// `iceberg create`.
 #[derive(Debug, Args)]
 pub(crate) struct CreateArgs {
@@ -98,7 +164,47 @@ pub(crate) struct CreateArgs {
     /// The table definition.
     #[command(flatten)]
     pub(crate) def: TableDefArgs,
+    /// How `--schema-from` is read.
+    #[command(flatten)]
+    pub(crate) read: ReadArgs,
+    /// Print the table definition and create nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
 }
+
+/// How input files are read: shared by `create --schema-from` and `append`.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct ReadArgs {
+    /// Input format, when the file extension does not say (required for `-`, standard
+    /// input).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<InputFormat>,
+    /// Compression of CSV and NDJSON inputs, when the extension (`.gz`, `.zst`) does not
+    /// say.
+    #[arg(long, value_enum)]
+    pub(crate) compression: Option<Compression>,
+    /// CSV field delimiter (one byte; `\t` for tab; `.tsv` files default to tab).
+    #[arg(long, default_value = ",")]
+    pub(crate) delimiter: String,
+    /// An unquoted CSV value that means null; repeatable [default: the empty field]. A
+    /// quoted value is never null: `""` is the empty string.
+    #[arg(long = "null-value", value_name = "TEXT")]
+    pub(crate) null_values: Vec<String>,
+}
+
+impl ReadArgs {
+    /// The CSV null markers.
+    pub(crate) fn nulls(&self) -> Vec<String> {
+        if self.null_values.is_empty() {
+            vec![String::new()]
+        } else {
+            self.null_values.clone()
+        }
+    }
+}
+
+/// The warehouse when neither `--warehouse` nor a configured catalog names one.
+pub(crate) const DEFAULT_WAREHOUSE: &str = "./warehouse";
 
 /// The format version of a new table when `--format-version` is not given.
 pub(crate) const DEFAULT_FORMAT_VERSION: u8 = 2;
@@ -130,6 +236,13 @@ pub(crate) struct TableDefArgs {
         value_parser = parse_key_value
     )]
     pub(crate) properties: Vec<(String, String)>,
+    /// Infer CSV and JSON column types from the first N rows [default: every row].
+    #[arg(long, value_name = "N")]
+    pub(crate) infer_rows: Option<usize>,
+    /// A top-level column's Iceberg type `NAME=TYPE` instead of the inferred one (`long`,
+    /// `decimal(12, 2)`, `timestamptz`, `string`, ...); repeatable.
+    #[arg(long = "column", value_name = "NAME=TYPE", value_parser = parse_key_value)]
+    pub(crate) columns: Vec<(String, String)>,
 }
 
 impl TableDefArgs {
@@ -156,6 +269,12 @@ impl TableDefArgs {
         if !self.properties.is_empty() {
             given.push("--table-property");
         }
+        if self.infer_rows.is_some() {
+            given.push("--infer-rows");
+        }
+        if !self.columns.is_empty() {
+            given.push("--column");
+        }
         given
     }
 }
@@ -165,7 +284,8 @@ impl TableDefArgs {
 pub(crate) struct AppendArgs {
     /// The table as `namespace.table`.
     pub(crate) table: String,
-    /// Input files or glob patterns (`data/*.parquet`).
+    /// Input files, folders (every data file under them), glob patterns
+    /// (`data/*.parquet`), or `-` for standard input (with `--format`).
     #[arg(required = true, value_name = "FILE")]
     pub(crate) inputs: Vec<String>,
     /// Create the table (from `--schema-from` or the first input) when it does not exist.
@@ -180,12 +300,16 @@ pub(crate) struct AppendArgs {
     /// Fast append: add one manifest, carry the others by reference.
     #[arg(long)]
     pub(crate) fast: bool,
-    /// Input format, when the file extension does not say.
-    #[arg(long, value_enum)]
-    pub(crate) format: Option<InputFormat>,
-    /// CSV field delimiter (one byte; `\t` for tab).
-    #[arg(long, default_value = ",")]
-    pub(crate) delimiter: String,
+    /// How the inputs are read.
+    #[command(flatten)]
+    pub(crate) read: ReadArgs,
+    /// Round values past a column's precision (decimal digits past its scale half up,
+    /// sub-microsecond digits down) instead of refusing the input.
+    #[arg(long)]
+    pub(crate) allow_rounding: bool,
+    /// With `--create` on a missing table: print the table definition and write nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
     /// Rows per batch read from the inputs.
     #[arg(long, default_value_t = 8192)]
     pub(crate) batch_size: usize,

@@ -4,9 +4,11 @@
 //! Module map:
 //! - `cli`: the clap definitions (global options, one struct per subcommand).
 //! - `catalog`: opening the catalog the global options name.
+//! - `config`: settings from PyIceberg's `.pyiceberg.yaml` and `PYICEBERG_*` variables.
 //! - `error`: what a command fails with, and its exit status.
 //! - `commands`: one module per subcommand (`quickstart`, `create`, `append`, `inspect`,
-//!   `log`, `tree`).
+//!   `log`, `tree`; `manage` for `list`, `namespace`, `drop` and `rename`; `head` for `head`
+//!   and `schema`).
 //! - `input`: globs, formats, and each format's streaming batch reader.
 //! - `schema_infer`: Arrow schema → Iceberg schema with fresh ids, as Java assigns them.
 //! - `partition_expr`: Spark-style partition and sort expressions.
@@ -24,6 +26,7 @@ macro_rules! outln {
 mod catalog;
 mod cli;
 mod commands;
+mod config;
 mod describe;
 mod error;
 mod input;
@@ -38,7 +41,10 @@ use clap::Parser;
 use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Err(e) = config::apply(&mut cli, &config::Sources::from_process()) {
+        return e.report(cli.json);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -53,9 +59,15 @@ fn main() -> ExitCode {
         match &cli.command {
             Command::Quickstart { rows } => commands::quickstart::run(&cli, *rows).await,
             Command::Create(args) => commands::create::run(&cli, args).await,
-            Command::Append(args) => commands::append::run(&cli, args).await,
+            Command::Append(args) => Box::pin(commands::append::run(&cli, args)).await,
             Command::Inspect { table, files } => commands::inspect::run(&cli, table, *files).await,
             Command::Log { table } => commands::log::run(&cli, table).await,
+            Command::List { namespace } => commands::manage::list(&cli, namespace.as_deref()).await,
+            Command::Namespace { action } => commands::manage::namespace(&cli, action).await,
+            Command::Drop { table, purge } => commands::manage::drop(&cli, table, *purge).await,
+            Command::Rename { from, to } => commands::manage::rename(&cli, from, to).await,
+            Command::Schema { table } => commands::head::schema(&cli, table).await,
+            Command::Head { table, rows } => commands::head::head(&cli, table, *rows).await,
             Command::Tree {
                 table,
                 snapshot,

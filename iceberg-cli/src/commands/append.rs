@@ -7,23 +7,30 @@
 //! ```
 //! Any failure (unreadable input, schema mismatch, null in a required column, a refused
 //! commit) aborts the writer, which deletes every file it wrote, so nothing is committed
-//! and nothing is left behind; a table this command created is dropped again.
+//! and nothing is left behind. With `--create`, the table and its first snapshot are one
+//! catalog step (`iceberg_append::create`): a failed or killed run leaves no table (with a
+//! REST catalog, which places tables itself, the table is created first and dropped again
+//! when the append fails).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arrow_array::RecordBatch;
-use iceberg_append::{AppendMode, SystemEnvironment, Table, TableIdent, commit_append_with_mode};
+use iceberg_append::{
+    AppendMode, SystemEnvironment, Table, TableCreation, TableIdent, commit_append_with_mode,
+    commit_create_append, stage_create,
+};
 use iceberg_spec::DataFile;
 use iceberg_write::{DataFileWriter, WriteOptions};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::create::{self, Created};
+use super::create;
 use crate::catalog::{OpenCatalog, parse_table_name};
-use crate::cli::{AppendArgs, Cli};
+use crate::cli::{AppendArgs, Cli, InputFormat};
 use crate::error::{Error, Result};
+use crate::input::text::Rules;
 use crate::input::{self, Input, ReadOptions, Target};
 use crate::progress::Progress;
 
@@ -43,7 +50,8 @@ struct Outcome {
     files: Vec<DataFile>,
     rows: u64,
     input_bytes: u64,
-    created: bool,
+    /// The definition of the table this run created.
+    created: Option<TableCreation>,
 }
 
 /// Runs `iceberg append`.
@@ -53,82 +61,160 @@ struct Outcome {
 /// failed commit; the table is then unchanged.
 pub(crate) async fn run(cli: &Cli, args: &AppendArgs) -> Result<()> {
     let ident = parse_table_name(&args.table)?;
-    let inputs = input::expand(&args.inputs, args.format)?;
+    let inputs = input::expand(&args.inputs, args.read.format, args.read.compression)?;
     for i in &inputs {
-        input::delimiter_for(&i.path, &args.delimiter)?;
+        input::delimiter_for(&i.path, &args.read.delimiter)?;
     }
     if args.batch_size == 0 {
         return Err(Error::Usage("--batch-size must be positive".into()));
     }
     let open = OpenCatalog::open(cli, true).await?;
-    let progress = Progress::new(inputs.iter().map(|i| i.size).sum(), !cli.json);
-    let result = append(args, &open, &ident, &inputs, &progress).await;
+    let progress = Progress::new(
+        inputs.iter().map(|i| i.size).sum(),
+        !cli.json && !args.dry_run,
+    );
+    let result = Box::pin(append(cli, args, &open, &ident, &inputs, &progress)).await;
     progress.clear();
     open.close().await;
-    let outcome = result?;
-    report(cli.json, &ident, &inputs, &outcome, &progress)
+    match result? {
+        Some(outcome) => report(cli.json, &ident, &inputs, &outcome, &progress),
+        None => Ok(()),
+    }
 }
 
+/// Where the rows go: a table that exists, or one this command creates with them.
+enum Destination {
+    /// The table exists.
+    Existing(Table),
+    /// Created in the same catalog step as the first snapshot.
+    Staged(Table, Box<TableCreation>),
+}
+
+/// `None` for a dry run (the definition was printed).
 async fn append(
+    cli: &Cli,
     args: &AppendArgs,
     open: &OpenCatalog,
     ident: &TableIdent,
     inputs: &[Input],
     progress: &Progress,
-) -> Result<Outcome> {
-    let (table, created) = match open.catalog.load_table(ident).await {
-        Ok(_) if !args.def.given().is_empty() => {
+) -> Result<Option<Outcome>> {
+    let creation = match open.catalog.load_table(ident).await {
+        Ok(_) if !args.def.given().is_empty() || args.dry_run => {
+            let mut given = args.def.given();
+            if args.dry_run {
+                given.push("--dry-run");
+            }
             // Accepted and ignored, they would leave the user believing the table changed.
             return Err(Error::Usage(format!(
                 "table `{ident}` exists, and {} only shape a new table: the table keeps its \
                  own schema, partition spec, sort order, format version and properties \
                  (`iceberg inspect {ident}` shows them); drop the option(s) to append",
-                args.def.given().join(", ")
+                given.join(", ")
             )));
         }
-        Ok(t) => (t, None),
+        Ok(t) => {
+            return write_and_commit(
+                args,
+                open,
+                ident,
+                Destination::Existing(t),
+                inputs,
+                progress,
+            )
+            .await
+            .map(Some);
+        }
         Err(e) if e.is_not_found() => {
             if !args.create {
                 return Err(Error::Table(format!(
-                    "table `{ident}` does not exist (pass --create to create it from the inputs' schema)"
+                    "{} (pass --create to create it from the inputs' schema)",
+                    open.missing_table(ident).await
                 )));
             }
-            let source = match &args.def.schema_from {
-                Some(p) => p.clone(),
-                None => inputs
-                    .first()
-                    .map(|i| i.path.clone())
-                    .ok_or_else(|| Error::Usage("no input files".into()))?,
+            let (source, sources) = match &args.def.schema_from {
+                Some(p) => (
+                    p.clone(),
+                    input::expand(
+                        &[p.display().to_string()],
+                        args.read.format,
+                        args.read.compression,
+                    )?,
+                ),
+                None => (
+                    inputs
+                        .first()
+                        .map(|i| i.path.clone())
+                        .ok_or_else(|| Error::Usage("no input files".into()))?,
+                    inputs.to_vec(),
+                ),
             };
-            let schema = create::schema_from_file(
-                &source,
-                args.def.format_version(),
-                Some(&args.delimiter),
-            )?;
-            let creation = create::creation(&args.def, schema)?;
-            let (t, c) = create::create(open, ident, creation).await?;
-            (t, Some(c))
+            let schema = create::schema_of(&source, &sources, &args.def, &args.read)?;
+            if schema.fields().is_empty() {
+                return Err(Error::input(
+                    source.display(),
+                    "has no columns to create a table from (give --schema-from a typed file)",
+                ));
+            }
+            create::creation(&args.def, schema)?
         }
         Err(e) => return Err(e.into()),
     };
-    let result = write_and_commit(args, open, ident, &table, inputs, progress).await;
-    match (result, created) {
-        (Ok(mut outcome), created) => {
-            outcome.created = created.is_some();
-            Ok(outcome)
-        }
-        (Err(e), Some(c)) => {
-            undo_create(open, ident, c).await;
-            Err(e)
-        }
-        (Err(e), None) => Err(e),
+    if args.dry_run {
+        create::report_definition(cli.json, ident, &creation, "would create")?;
+        return Ok(None);
     }
+    let namespace = open.ensure_namespace(&ident.namespace_ident()).await?;
+    let staged = match stage_create(
+        open.catalog.as_ref(),
+        ident,
+        creation.clone(),
+        &SystemEnvironment,
+    )
+    .await
+    {
+        Ok(staged) => Ok(Destination::Staged(staged, Box::new(creation))),
+        // A catalog that places tables itself (a REST server): create, then append, and
+        // drop the table again when the append fails.
+        Err(iceberg_append::Error::Unsupported { .. }) => Err(creation),
+        Err(e) => {
+            drop_namespace(open, ident, namespace).await;
+            return Err(e.into());
+        }
+    };
+    let result = match staged {
+        Ok(destination) => write_and_commit(args, open, ident, destination, inputs, progress).await,
+        Err(creation) => match create::create(open, ident, creation.clone()).await {
+            Ok(table) => {
+                let result = write_and_commit(
+                    args,
+                    open,
+                    ident,
+                    Destination::Existing(table),
+                    inputs,
+                    progress,
+                )
+                .await;
+                if result.is_err() {
+                    let _ = open.catalog.drop_table(ident, true).await;
+                }
+                result.map(|mut o| {
+                    o.created = Some(creation);
+                    o
+                })
+            }
+            Err(e) => Err(e),
+        },
+    };
+    if result.is_err() {
+        drop_namespace(open, ident, namespace).await;
+    }
+    result.map(Some)
 }
 
-/// Drops a table (and namespace) this command created, so a failed run leaves no trace.
-async fn undo_create(open: &OpenCatalog, ident: &TableIdent, created: Created) {
-    let _ = open.catalog.drop_table(ident, true).await;
-    if created.namespace {
+/// Drops the namespace this command created for a table it did not create after all.
+async fn drop_namespace(open: &OpenCatalog, ident: &TableIdent, created: bool) {
+    if created {
         let _ = open.catalog.drop_namespace(&ident.namespace_ident()).await;
     }
 }
@@ -137,10 +223,110 @@ async fn write_and_commit(
     args: &AppendArgs,
     open: &OpenCatalog,
     ident: &TableIdent,
-    table: &Table,
+    destination: Destination,
     inputs: &[Input],
     progress: &Progress,
 ) -> Result<Outcome> {
+    let table = match &destination {
+        Destination::Existing(t) | Destination::Staged(t, _) => t,
+    };
+    let io = open.catalog.table_io(table);
+    let (files, rows) = write_files(args, &io, table, inputs, progress).await?;
+    let input_bytes = inputs.iter().map(|i| i.size).sum();
+    let mut outcome = Outcome {
+        snapshot_id: None,
+        metadata_location: None,
+        files,
+        rows,
+        input_bytes,
+        created: None,
+    };
+    let mode = match (args.merge, args.fast) {
+        (true, _) => Some(AppendMode::Merge),
+        (_, true) => Some(AppendMode::Fast),
+        _ => None,
+    };
+    let committed = match (&destination, outcome.files.is_empty()) {
+        (Destination::Existing(_), true) => return Ok(outcome),
+        (Destination::Staged(_, creation), true) => {
+            // No rows: a typed definition still makes a table (empty, as Java's create does).
+            let typed = args
+                .def
+                .schema_from
+                .as_deref()
+                .is_some_and(|p| input::source::format_of(p) != Some(InputFormat::Csv))
+                || inputs
+                    .iter()
+                    .all(|i| matches!(i.format, InputFormat::Parquet | InputFormat::Ipc));
+            if !typed {
+                return Err(Error::input(
+                    inputs.first().map(Input::name).unwrap_or_default(),
+                    "no rows: column types cannot be inferred from an empty text input, so no \
+                     table was created (give --schema-from a Parquet file or an Iceberg schema \
+                     JSON)",
+                ));
+            }
+            create::create(open, ident, creation.as_ref().clone()).await?;
+            outcome.created = Some(creation.as_ref().clone());
+            return Ok(outcome);
+        }
+        (Destination::Existing(_), false) => {
+            commit_append_with_mode(
+                open.catalog.as_ref(),
+                ident,
+                outcome.files.clone(),
+                BTreeMap::new(),
+                mode,
+                &SystemEnvironment,
+            )
+            .await
+        }
+        (Destination::Staged(staged, _), false) => {
+            commit_create_append(
+                open.catalog.as_ref(),
+                ident,
+                staged,
+                outcome.files.clone(),
+                mode,
+                &SystemEnvironment,
+            )
+            .await
+        }
+    };
+    match committed {
+        Ok(done) => {
+            outcome.snapshot_id = Some(done.snapshot_id);
+            outcome.metadata_location = Some(done.metadata_location);
+            if let Destination::Staged(_, creation) = destination {
+                outcome.created = Some(*creation);
+            }
+            Ok(outcome)
+        }
+        Err(e) => {
+            if !e.is_commit_state_unknown() {
+                let paths = outcome.files.iter().map(|f| f.file_path.clone()).collect();
+                let _ = io.delete_many(paths).await;
+            }
+            if e.is_already_exists() {
+                return Err(Error::Table(format!(
+                    "table `{ident}` was created by another writer meanwhile; nothing was \
+                     committed (append to it without --create)"
+                )));
+            }
+            Err(e.into())
+        }
+    }
+}
+
+/// Streams every input through one writer into data files of `table`; nothing is left
+/// behind when it fails.
+async fn write_files(
+    args: &AppendArgs,
+    io: &iceberg_io::FileIo,
+    table: &Table,
+    inputs: &[Input],
+    progress: &Progress,
+) -> Result<(Vec<DataFile>, u64)> {
     let meta = &table.metadata;
     let schema = meta.current_schema()?.clone();
     let spec = meta.default_spec()?;
@@ -148,25 +334,27 @@ async fn write_and_commit(
     if let Some(order) = meta.default_sort_order().filter(|o| !o.is_unsorted()) {
         options = options.with_sort_order(order);
     }
-    let io = open.catalog.table_io(table);
-    let mut writer = DataFileWriter::new(&io, &meta.location, &schema, spec, None, &options)?;
+    let mut writer = DataFileWriter::new(io, &meta.location, &schema, spec, None, &options)?;
     let target = Target {
         arrow: writer.arrow_schema().clone(),
         schema,
     };
     let bytes = Arc::new(AtomicU64::new(0));
     let (tx, mut rx) = mpsc::channel::<Msg>(2);
+    let read = ReadOptions {
+        batch_size: args.batch_size,
+        delimiter: args.read.delimiter.clone(),
+        nulls: args.read.nulls(),
+        rules: Rules {
+            allow_rounding: args.allow_rounding,
+        },
+    };
     let reader = {
         let (inputs, bytes) = (inputs.to_vec(), bytes.clone());
-        let (batch_size, delimiter) = (args.batch_size, args.delimiter.clone());
-        std::thread::spawn(move || read_all(&inputs, &target, batch_size, &delimiter, &bytes, &tx))
+        std::thread::spawn(move || read_all(&inputs, &target, &read, &bytes, &tx))
     };
     let mut rows = 0u64;
-    let name = |i: usize| {
-        inputs
-            .get(i)
-            .map_or_else(String::new, |x| x.path.display().to_string())
-    };
+    let name = |i: usize| inputs.get(i).map_or_else(String::new, Input::name);
     let failure = loop {
         match rx.recv().await {
             None => break None,
@@ -197,48 +385,7 @@ async fn write_and_commit(
     let files = writer.close().await.map_err(|e| Error::Aborted {
         cause: Box::new(e.into()),
     })?;
-    let input_bytes = inputs.iter().map(|i| i.size).sum();
-    if files.is_empty() {
-        return Ok(Outcome {
-            snapshot_id: None,
-            metadata_location: None,
-            files,
-            rows,
-            input_bytes,
-            created: false,
-        });
-    }
-    let mode = match (args.merge, args.fast) {
-        (true, _) => Some(AppendMode::Merge),
-        (_, true) => Some(AppendMode::Fast),
-        _ => None,
-    };
-    let committed = commit_append_with_mode(
-        open.catalog.as_ref(),
-        ident,
-        files.clone(),
-        BTreeMap::new(),
-        mode,
-        &SystemEnvironment,
-    )
-    .await;
-    match committed {
-        Ok(done) => Ok(Outcome {
-            snapshot_id: Some(done.snapshot_id),
-            metadata_location: Some(done.metadata_location),
-            files,
-            rows,
-            input_bytes,
-            created: false,
-        }),
-        Err(e) => {
-            if !e.is_commit_state_unknown() {
-                let paths = files.iter().map(|f| f.file_path.clone()).collect();
-                let _ = io.delete_many(paths).await;
-            }
-            Err(e.into())
-        }
-    }
+    Ok((files, rows))
 }
 
 /// The reader thread: every input in order, batch by batch, until done or the receiver
@@ -246,27 +393,15 @@ async fn write_and_commit(
 fn read_all(
     inputs: &[Input],
     target: &Target,
-    batch_size: usize,
-    delimiter: &str,
+    options: &ReadOptions,
     bytes: &Arc<AtomicU64>,
     tx: &mpsc::Sender<Msg>,
 ) {
     for (i, input) in inputs.iter().enumerate() {
-        let options = match input::delimiter_for(&input.path, delimiter) {
-            Ok(delimiter) => ReadOptions {
-                batch_size,
-                delimiter,
-            },
-            Err(e) => {
-                let _ = tx.blocking_send(Msg::Failed(e));
-                return;
-            }
-        };
-        let file = || input.path.display();
-        let batches = match input::open(input, target, &options, bytes.clone()) {
+        let batches = match input::open(input, target, options, bytes.clone()) {
             Ok(b) => b,
             Err(e) => {
-                let _ = tx.blocking_send(Msg::Failed(Error::input(file(), e)));
+                let _ = tx.blocking_send(Msg::Failed(Error::input(input.name(), e)));
                 return;
             }
         };
@@ -274,7 +409,7 @@ fn read_all(
             let msg = match batch {
                 Ok(b) if b.num_rows() == 0 => continue,
                 Ok(b) => Msg::Batch(i, b),
-                Err(e) => Msg::Failed(Error::input(file(), e)),
+                Err(e) => Msg::Failed(Error::input(input.name(), e)),
             };
             let failed = matches!(msg, Msg::Failed(_));
             if tx.blocking_send(msg).is_err() || failed {
@@ -296,7 +431,8 @@ fn report(
     if as_json {
         let out = json!({
             "table": ident.to_string(),
-            "created": outcome.created,
+            "created": outcome.created.is_some(),
+            "schema": outcome.created.as_ref().map(|c| c.schema.to_json()),
             "snapshot_id": outcome.snapshot_id,
             "metadata_location": outcome.metadata_location,
             "added_data_files": outcome.files.len(),
@@ -310,8 +446,8 @@ fn report(
         outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    if outcome.created {
-        outln!("created table {ident}");
+    if let Some(creation) = &outcome.created {
+        create::report_definition(false, ident, creation, "created")?;
     }
     match outcome.snapshot_id {
         None => outln!(

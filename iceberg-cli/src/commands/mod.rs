@@ -2,8 +2,10 @@
 
 pub(crate) mod append;
 pub(crate) mod create;
+pub(crate) mod head;
 pub(crate) mod inspect;
 pub(crate) mod log;
+pub(crate) mod manage;
 pub(crate) mod quickstart;
 pub(crate) mod tree;
 

@@ -76,20 +76,23 @@ fn sample(
 /// When the catalog cannot be opened or a write or commit fails.
 pub(crate) async fn run(cli: &Cli, rows: usize) -> Result<()> {
     let open = OpenCatalog::open(cli, true).await?;
-    let result = run_in(&open, rows).await;
+    let result = run_in(&open, rows, cli.json).await;
     open.close().await;
     result
 }
 
-async fn run_in(open: &OpenCatalog, rows: usize) -> Result<()> {
+async fn run_in(open: &OpenCatalog, rows: usize, json: bool) -> Result<()> {
     let catalog = open.catalog.as_ref();
     let env = SystemEnvironment;
     let demo = NamespaceIdent::parse("demo")
         .ok_or_else(|| crate::error::Error::Usage("bad namespace `demo`".into()))?;
     open.ensure_namespace(&demo).await?;
     let ident = TableIdent::new(demo, "events");
-    let mut table = if catalog.table_exists(&ident).await? {
-        outln!("continuing table demo.events");
+    let created = !catalog.table_exists(&ident).await?;
+    let mut table = if !created {
+        if !json {
+            outln!("continuing table demo.events");
+        }
         catalog.load_table(&ident).await?
     } else {
         let schema = events_schema()?;
@@ -99,10 +102,12 @@ async fn run_in(open: &OpenCatalog, rows: usize) -> Result<()> {
             .build()?;
         creation.format_version = FormatVersion::V2;
         let t = catalog.create_table(&ident, creation).await?;
-        outln!(
-            "created table demo.events at {}, partitioned by day(ts)",
-            t.metadata.location
-        );
+        if !json {
+            outln!(
+                "created table demo.events at {}, partitioned by day(ts)",
+                t.metadata.location
+            );
+        }
         t
     };
     let io = catalog.io().clone();
@@ -114,6 +119,7 @@ async fn run_in(open: &OpenCatalog, rows: usize) -> Result<()> {
         .current_snapshot()
         .and_then(|s| s.summary.as_ref()?.get_i64("total-records"))
         .unwrap_or(0);
+    let mut snapshots = Vec::new();
     for commit in 0..3u64 {
         let start = first_id + (commit as i64) * rows as i64;
         let batch = sample(&arrow, start, rows, first_id as u64 + commit)?;
@@ -132,6 +138,11 @@ async fn run_in(open: &OpenCatalog, rows: usize) -> Result<()> {
         .await?;
         let n_files = files.len();
         let done = commit_append(catalog, &ident, files, Default::default(), &env).await?;
+        snapshots.push(done.snapshot_id);
+        table = catalog.load_table(&ident).await?;
+        if json {
+            continue;
+        }
         outln!(
             "append {}: snapshot {} added {} rows in {} files ({:.0} ms)",
             commit + 1,
@@ -140,7 +151,17 @@ async fn run_in(open: &OpenCatalog, rows: usize) -> Result<()> {
             n_files,
             started.elapsed().as_secs_f64() * 1000.0
         );
-        table = catalog.load_table(&ident).await?;
+    }
+    if json {
+        let out = serde_json::json!({
+            "table": ident.to_string(),
+            "created": created,
+            "location": table.metadata.location,
+            "metadata_location": table.metadata_location,
+            "snapshots": snapshots,
+        });
+        outln!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
     }
     outln!();
     tree::print(&io, &table).await?;

@@ -10,6 +10,8 @@ use iceberg_append::{Table, read_manifest_list};
 use iceberg_io::FileIo;
 use iceberg_spec::{ManifestFile, ManifestStatus, Snapshot};
 
+use serde_json::{Value, json};
+
 use super::short;
 use crate::catalog::OpenCatalog;
 use crate::cli::Cli;
@@ -76,6 +78,44 @@ async fn model<'a>(io: &FileIo, table: &'a Table, snapshot: &'a Snapshot) -> Res
             .unwrap_or_else(|| "?".into()),
         snapshot,
         manifests,
+    })
+}
+
+/// The tree as JSON: the metadata file, the snapshot, its manifest list, and each manifest
+/// with `new` and (for new ones) its files.
+fn render_json(m: &Model<'_>, table: &str) -> Value {
+    let s = m.snapshot;
+    let manifests: Vec<Value> = m
+        .manifests
+        .iter()
+        .map(|node| {
+            let mf = &node.manifest;
+            json!({
+                "manifest_path": mf.manifest_path,
+                "new": node.new,
+                "content": if mf.content == iceberg_spec::ManifestContent::Data { "data" } else { "deletes" },
+                "added_snapshot_id": mf.added_snapshot_id,
+                "files": mf.added_files_count.unwrap_or(0) + mf.existing_files_count.unwrap_or(0),
+                "rows": mf.added_rows_count.unwrap_or(0) + mf.existing_rows_count.unwrap_or(0),
+                "data_files": node.files.iter().map(|f| json!({
+                    "file_path": f.path,
+                    "record_count": f.rows,
+                    "file_size_in_bytes": f.bytes,
+                    "new": f.new,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "table": table,
+        "metadata_location": m.metadata_location,
+        "snapshot": {
+            "snapshot_id": s.snapshot_id,
+            "sequence_number": s.sequence_number,
+            "operation": s.operation().map(|o| o.as_str()),
+            "manifest_list": s.manifest_list,
+        },
+        "manifests": manifests,
     })
 }
 
@@ -254,6 +294,13 @@ pub(crate) async fn run(cli: &Cli, name: &str, snapshot: Option<i64>, dot: bool)
             })?,
             None => match meta.current_snapshot() {
                 Some(s) => s,
+                None if cli.json => {
+                    outln!(
+                        "{}",
+                        json!({ "table": ident.to_string(), "snapshot": null })
+                    );
+                    return Ok(());
+                }
                 None => {
                     outln!("{ident}: no snapshot yet");
                     return Ok(());
@@ -262,7 +309,10 @@ pub(crate) async fn run(cli: &Cli, name: &str, snapshot: Option<i64>, dot: bool)
         };
         let m = model(&open.catalog.table_io(&table), &table, snap).await?;
         let mut out = std::io::stdout().lock();
-        if dot {
+        if cli.json {
+            let text = serde_json::to_string_pretty(&render_json(&m, &ident.to_string()))?;
+            writeln!(out, "{text}")?;
+        } else if dot {
             out.write_all(render_dot(&m, &meta.location).as_bytes())?;
         } else {
             render_text(&m, &meta.location, &mut out)?;

@@ -1,53 +1,61 @@
-//! Input files: expanding globs, telling formats apart, and reading each one as a stream of
-//! Arrow batches (never the whole file in memory).
+//! Input files: expanding globs and folders, telling formats and compressions apart, and
+//! reading each one as a stream of Arrow batches (never the whole file in memory).
 //!
 //! - [`parquet`]: Parquet through the parquet crate's Arrow reader, one batch at a time.
-//! - [`csv`]: CSV with a header, read as text and cast column by column to the table's
-//!   types, so a bad value is reported with its column, line and text.
-//! - [`json`]: newline-delimited JSON decoded straight into the table's types.
-//! - [`ipc`]: Arrow IPC files (`.arrow`, `.feather`) and streams (`.arrows`).
+//! - [`csv`]: CSV with a header, read as text (quoting kept) and converted column by column
+//!   to the table's types, so a bad value is reported with its column, line and text.
+//! - [`json`]: newline-delimited JSON decoded into the table's types.
+//! - [`ipc`]: Arrow IPC files (`.arrow`, `.feather`) and streams (`.arrows`), with LZ4 or
+//!   zstd buffers.
+//! - [`text`]: what a text value means (inference and exact conversion), for CSV and JSON.
+//! - [`source`]: the bytes of an input: a file, gzip or zstd, or standard input.
 
 pub(crate) mod csv;
 pub(crate) mod ipc;
 pub(crate) mod json;
 pub(crate) mod parquet;
+pub(crate) mod source;
+pub(crate) mod text;
 
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use arrow_array::RecordBatch;
-use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Time64NanosecondType, TimestampNanosecondType};
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef, TimeUnit};
 use iceberg_spec::Schema;
 
+pub(crate) use self::source::{Input, expand};
 use crate::cli::InputFormat;
 use crate::error::{Error, Result};
 
 /// A stream of batches of one file; errors are messages without the file name.
 pub(crate) type Batches = Box<dyn Iterator<Item = Result<RecordBatch, String>> + Send>;
 
-/// Rows read at a time when a file's schema is inferred from its first records.
-pub(crate) const INFER_SCHEMA_RECORDS: usize = 1000;
-
-/// One input file.
-#[derive(Debug, Clone)]
-pub(crate) struct Input {
-    /// Its path.
-    pub(crate) path: PathBuf,
-    /// Its format.
-    pub(crate) format: InputFormat,
-    /// Its size in bytes.
-    pub(crate) size: u64,
-}
-
 /// How to read inputs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct ReadOptions {
     /// Rows per batch.
     pub(crate) batch_size: usize,
-    /// CSV delimiter.
-    pub(crate) delimiter: u8,
+    /// CSV delimiter as given (`.tsv` files default to tab, see [`delimiter_for`]).
+    pub(crate) delimiter: String,
+    /// Unquoted CSV values that mean null.
+    pub(crate) nulls: Vec<String>,
+    /// What a value the column cannot hold exactly becomes.
+    pub(crate) rules: text::Rules,
+}
+
+impl ReadOptions {
+    fn csv(&self, input: &Input) -> Result<csv::CsvOptions> {
+        Ok(csv::CsvOptions {
+            delimiter: delimiter_for(&input.path, &self.delimiter)?,
+            nulls: self.nulls.clone(),
+            batch_size: self.batch_size,
+        })
+    }
 }
 
 /// What a batch reader needs to know about the table it feeds.
@@ -59,71 +67,28 @@ pub(crate) struct Target {
     pub(crate) arrow: SchemaRef,
 }
 
-/// The format `path` has by its extension.
-pub(crate) fn format_of(path: &Path) -> Option<InputFormat> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    Some(match ext.as_str() {
-        "parquet" | "pq" | "parq" => InputFormat::Parquet,
-        "csv" | "tsv" | "txt" => InputFormat::Csv,
-        "json" | "ndjson" | "jsonl" => InputFormat::Json,
-        "arrow" | "arrows" | "ipc" | "feather" => InputFormat::Ipc,
-        _ => return None,
-    })
-}
-
-/// The files `patterns` name, in order (each glob's matches sorted).
-///
-/// # Errors
-/// A bad pattern, a pattern or path that names no file, or a file of unknown format.
-pub(crate) fn expand(patterns: &[String], forced: Option<InputFormat>) -> Result<Vec<Input>> {
-    let mut out = Vec::new();
-    for pattern in patterns {
-        let paths: Vec<PathBuf> = if pattern.contains(['*', '?', '[']) {
-            let mut found: Vec<PathBuf> = glob::glob(pattern)
-                .map_err(|e| Error::Usage(format!("bad glob `{pattern}`: {e}")))?
-                .filter_map(Result::ok)
-                .filter(|p| p.is_file())
-                .collect();
-            found.sort();
-            if found.is_empty() {
-                return Err(Error::input(pattern, "matches no file"));
-            }
-            found
-        } else {
-            vec![PathBuf::from(pattern)]
-        };
-        for path in paths {
-            let meta = std::fs::metadata(&path)
-                .map_err(|e| Error::input(path.display(), format!("cannot read: {e}")))?;
-            let format = forced.or_else(|| format_of(&path)).ok_or_else(|| {
-                Error::input(
-                    path.display(),
-                    "unknown format (use .parquet, .csv, .tsv, .json/.ndjson/.jsonl, \
-                     .arrow/.arrows/.feather, or pass --format)",
-                )
-            })?;
-            out.push(Input {
-                path,
-                format,
-                size: meta.len(),
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// The Arrow schema of a data file (inferred from the first records for CSV and JSON).
+/// The Arrow schema of a data file; for CSV and JSON inferred from the first `rows` records
+/// (all when `None`).
 ///
 /// # Errors
 /// When the file cannot be read or parsed, naming it.
-pub(crate) fn file_schema(input: &Input, options: &ReadOptions) -> Result<ArrowSchema> {
+pub(crate) fn file_schema(
+    input: &Input,
+    options: &ReadOptions,
+    rows: Option<usize>,
+) -> Result<ArrowSchema> {
+    let quiet = || Arc::new(AtomicU64::new(0));
     let r = match input.format {
         InputFormat::Parquet => parquet::schema(&input.path),
-        InputFormat::Csv => csv::infer_schema(&input.path, options.delimiter),
-        InputFormat::Json => json::infer_schema(&input.path),
+        InputFormat::Csv => {
+            let csv = options.csv(input)?;
+            source::bytes(input, quiet()).and_then(|src| csv::infer_schema(src, &csv, rows))
+        }
+        InputFormat::Json => source::bytes(input, quiet())
+            .and_then(|src| json::infer_schema(src, || source::bytes(input, quiet()), rows)),
         InputFormat::Ipc => ipc::schema(&input.path),
     };
-    r.map_err(|e| Error::input(input.path.display(), e))
+    r.map_err(|e| Error::input(input.name(), e))
 }
 
 /// Opens `input` as a stream of batches; `progress` counts the bytes consumed.
@@ -136,12 +101,73 @@ pub(crate) fn open(
     options: &ReadOptions,
     progress: Arc<AtomicU64>,
 ) -> Result<Batches, String> {
+    let rules = options.rules;
+    let checked = |batches: Batches| -> Batches {
+        let target = target.clone();
+        Box::new(batches.map(move |b| b.and_then(|b| check_precision(b, &target, rules))))
+    };
     match input.format {
-        InputFormat::Parquet => parquet::open(&input.path, options, progress),
-        InputFormat::Csv => csv::open(&input.path, target, options, progress),
-        InputFormat::Json => json::open(&input.path, target, options, progress),
-        InputFormat::Ipc => ipc::open(&input.path, progress),
+        InputFormat::Parquet => {
+            parquet::open(&input.path, options.batch_size, progress).map(checked)
+        }
+        InputFormat::Csv => {
+            let csv = options.csv(input).map_err(|e| e.to_string())?;
+            csv::open(source::bytes(input, progress)?, target, &csv, rules)
+        }
+        InputFormat::Json => json::open(
+            source::bytes(input, progress)?,
+            target,
+            options.batch_size,
+            rules,
+        ),
+        InputFormat::Ipc => ipc::open(&input.path, progress).map(checked),
     }
+}
+
+/// `batch` unchanged, unless a nanosecond column of it holds sub-microsecond digits that
+/// the table's microsecond column would drop (refused unless rounding is allowed: the
+/// writer floors them).
+fn check_precision(
+    batch: RecordBatch,
+    target: &Target,
+    rules: text::Rules,
+) -> Result<RecordBatch, String> {
+    if rules.allow_rounding {
+        return Ok(batch);
+    }
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        let Ok(to) = target.arrow.field_with_name(field.name()) else {
+            continue;
+        };
+        let values: Option<Vec<i64>> = match (column.data_type(), to.data_type()) {
+            (
+                DataType::Timestamp(TimeUnit::Nanosecond, _),
+                DataType::Timestamp(TimeUnit::Microsecond, _),
+            ) => {
+                let a = column.as_primitive::<TimestampNanosecondType>();
+                (0..a.len())
+                    .find(|&i| a.is_valid(i) && a.value(i) % 1000 != 0)
+                    .map(|i| vec![a.value(i)])
+            }
+            (DataType::Time64(TimeUnit::Nanosecond), DataType::Time64(TimeUnit::Microsecond)) => {
+                let a = column.as_primitive::<Time64NanosecondType>();
+                (0..a.len())
+                    .find(|&i| a.is_valid(i) && a.value(i) % 1000 != 0)
+                    .map(|i| vec![a.value(i)])
+            }
+            _ => None,
+        };
+        if let Some(v) = values {
+            return Err(format!(
+                "column `{}`: value {} has nanoseconds, and the table's column keeps \
+                 microseconds (a format v3 table keeps nanoseconds); pass --allow-rounding \
+                 to floor them",
+                field.name(),
+                v[0]
+            ));
+        }
+    }
+    Ok(batch)
 }
 
 /// The CSV delimiter of a file: `--delimiter`, except that `.tsv` files default to tab.
@@ -149,9 +175,7 @@ pub(crate) fn open(
 /// # Errors
 /// A delimiter that is not one byte ([`Error::Usage`]).
 pub(crate) fn delimiter_for(path: &Path, given: &str) -> Result<u8> {
-    let is_tsv = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("tsv"));
+    let is_tsv = source::stem_extension(path).is_some_and(|e| e.eq_ignore_ascii_case("tsv"));
     match given {
         "," if is_tsv => Ok(b'\t'),
         "\\t" | "tab" | "\t" => Ok(b'\t'),

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use arrow_schema::Schema as ArrowSchema;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use super::{Batches, ReadOptions};
+use super::Batches;
 
 fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, String> {
     let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
@@ -24,11 +24,11 @@ pub(crate) fn schema(path: &Path) -> Result<ArrowSchema, String> {
 /// The file's batches. Progress is the file's size times the share of rows read.
 pub(crate) fn open(
     path: &Path,
-    options: &ReadOptions,
+    batch_size: usize,
     progress: Arc<AtomicU64>,
 ) -> Result<Batches, String> {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let builder = builder(path)?.with_batch_size(options.batch_size);
+    let builder = builder(path)?.with_batch_size(batch_size);
     let total_rows = u64::try_from(builder.metadata().file_metadata().num_rows())
         .unwrap_or(0)
         .max(1);

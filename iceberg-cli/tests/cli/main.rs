@@ -3,9 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod append;
+mod config;
 mod create;
 mod external;
+mod faithful;
 mod fixtures;
+mod manage;
 #[cfg(feature = "rest")]
 mod rest;
 #[cfg(feature = "s3")]
@@ -45,9 +48,29 @@ impl Env {
         p
     }
 
+    /// The binary, in the temp folder, with the temp folder as its home and none of the
+    /// caller's PyIceberg or `ICEBERG_*` settings (so a developer's `~/.pyiceberg.yaml`
+    /// changes no test).
+    pub(crate) fn command(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_iceberg"));
+        c.current_dir(self.dir.path()).env("HOME", self.dir.path());
+        for (name, _) in std::env::vars() {
+            if name.starts_with("PYICEBERG_")
+                || [
+                    "ICEBERG_WAREHOUSE",
+                    "ICEBERG_CATALOG",
+                    "ICEBERG_CATALOG_NAME",
+                ]
+                .contains(&name.as_str())
+            {
+                c.env_remove(name);
+            }
+        }
+        c
+    }
+
     pub(crate) fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_iceberg"))
-            .current_dir(self.dir.path())
+        self.command()
             .arg("--warehouse")
             .arg(self.warehouse())
             .args(args)
@@ -115,6 +138,75 @@ pub(crate) fn files_under(dir: &Path) -> BTreeSet<PathBuf> {
     out
 }
 
+/// Every row of every data file under the table's `data/`, in one batch.
+pub(crate) fn data_rows(env: &Env, table: &str) -> arrow_array::RecordBatch {
+    let (ns, name) = table.split_once('.').unwrap();
+    let mut batches = Vec::new();
+    for path in files_under(&env.warehouse().join(ns).join(name).join("data")) {
+        let file = std::fs::File::open(&path).unwrap();
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        batches.extend(reader.map(Result::unwrap));
+    }
+    arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap()
+}
+
+const PYICEBERG_READ: &str = r#"
+import datetime, decimal, json, sys
+from pyiceberg.catalog.sql import SqlCatalog
+wh, name = sys.argv[1], sys.argv[2]
+cat = SqlCatalog("default", uri=f"sqlite:///{wh}/catalog.db", warehouse=f"file://{wh}")
+t = cat.load_table(name)
+def show(v):
+    if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
+        return v.isoformat()
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    return v
+arrow = t.scan().to_arrow()
+first = arrow.column_names[0]
+rows = arrow.sort_by(first).to_pylist()
+print(json.dumps({
+    "types": {f.name: str(f.field_type) for f in t.schema().fields},
+    "rows": [{k: show(v) for k, v in r.items()} for r in rows],
+}))
+"#;
+
+/// PyIceberg's reading of `table`: `{"types": {column: type}, "rows": [{column: value}]}`
+/// sorted by the first column (timestamps and dates ISO, decimals as text); `None`, with a
+/// loud note, when `ICEBERG_TEST_PYTHON` is not set (a failure when external readers are
+/// required).
+pub(crate) fn pyiceberg_read(env: &Env, table: &str) -> Option<Value> {
+    let Some(python) = std::env::var_os("ICEBERG_TEST_PYTHON") else {
+        assert!(
+            std::env::var_os("ICEBERG_TEST_REQUIRE_EXTERNAL").is_none(),
+            "ICEBERG_TEST_PYTHON is not set but external readers are required"
+        );
+        eprintln!(
+            "\n*** SKIPPED PyIceberg's read of {table}: set ICEBERG_TEST_PYTHON to a python \
+             with pyiceberg 0.12 to run it. ***\n"
+        );
+        return None;
+    };
+    let wh = std::fs::canonicalize(env.warehouse()).unwrap();
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(PYICEBERG_READ)
+        .arg(wh.display().to_string())
+        .arg(table)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
 /// `total-records` of the current snapshot.
 pub(crate) fn total_records(env: &Env, table: &str) -> i64 {
     let v = env.json(&["log", table]);
@@ -135,4 +227,8 @@ fn quickstart_writes_three_commits_and_prints_the_tree() {
     assert_eq!(total_records(&env, "demo.events"), 1500);
     let log = env.json(&["log", "demo.events"]);
     assert_eq!(log["snapshots"].as_array().unwrap().len(), 3);
+    let again = env.json(&["quickstart", "--rows", "10"]);
+    assert_eq!(again["created"], false);
+    assert_eq!(again["snapshots"].as_array().unwrap().len(), 3);
+    assert_eq!(total_records(&env, "demo.events"), 1530);
 }

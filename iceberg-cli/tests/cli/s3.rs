@@ -1,7 +1,7 @@
 //! The binary on S3 (a moto server): the object-store catalog in a bucket, configured with
 //! the global `--property` IO settings, as a user without a database runs it.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use iceberg_io::testing::moto::MotoServer;
 use serde_json::Value;
@@ -10,9 +10,8 @@ use crate::Env;
 
 /// Runs the binary against `s3://<bucket>/wh` with the object-store catalog.
 fn run(env: &Env, moto: &MotoServer, bucket: &str, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iceberg"));
-    cmd.current_dir(env.dir.path())
-        .args(["--warehouse", &format!("s3://{bucket}/wh")])
+    let mut cmd = env.command();
+    cmd.args(["--warehouse", &format!("s3://{bucket}/wh")])
         .args(["--catalog", "object-store"]);
     for (k, v) in moto.s3_properties() {
         cmd.arg("--property").arg(format!("{k}={v}"));

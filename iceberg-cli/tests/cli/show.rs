@@ -1,4 +1,4 @@
-//! `inspect`, `log` and `tree`.
+//! `inspect`, `log` and `tree` (text, `--json` and `dot`).
 
 use crate::{Env, fixtures};
 
@@ -94,4 +94,23 @@ fn tree_of_a_chosen_snapshot_and_as_dot() {
     assert!(dot.trim_end().ends_with('}'));
     let err = env.fail(&["tree", "db.t", "--snapshot", "42"]);
     assert!(err.contains("no snapshot 42"), "{err}");
+    let v = env.json(&["tree", "db.t"]);
+    assert_eq!(v["snapshot"]["snapshot_id"], second);
+    let manifests = v["manifests"].as_array().unwrap();
+    assert_eq!(manifests.len(), 2, "{v}");
+    let new: Vec<bool> = manifests
+        .iter()
+        .map(|m| m["new"].as_bool().unwrap())
+        .collect();
+    assert_eq!(new, [true, false], "new first, then the carried one: {v}");
+    assert_eq!(manifests[0]["content"], "data");
+    let files = manifests[0]["data_files"].as_array().unwrap();
+    assert!(
+        !files.is_empty() && files.iter().all(|f| f["new"] == true),
+        "{v}"
+    );
+    assert!(
+        manifests[1]["data_files"].as_array().unwrap().is_empty(),
+        "carried ones are not opened"
+    );
 }
