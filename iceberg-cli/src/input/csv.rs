@@ -105,6 +105,31 @@ impl<R: BufRead> Records<R> {
         }
     }
 
+    /// As [`Records::next`], refusing a record that has not `n` fields.
+    fn next_of(&mut self, n: usize) -> Result<Option<u64>, String> {
+        let line = self.next()?;
+        match line {
+            Some(line) if self.ends.len() != n => Err(format!(
+                "line {line} has {} fields, the header has {n}",
+                self.ends.len()
+            )),
+            other => Ok(other),
+        }
+    }
+
+    /// The current record's fields as text, and whether each was quoted; `None` when the
+    /// record is not UTF-8 (checked once for the whole record).
+    fn text_fields(&self) -> Option<impl Iterator<Item = (Option<&str>, bool)>> {
+        let text = std::str::from_utf8(&self.out[..self.len]).ok()?;
+        let mut start = 0;
+        Some(self.ends.iter().map(move |&(end, quoted)| {
+            // A field boundary inside a character: the field alone is not UTF-8.
+            let field = text.get(start..end);
+            start = end;
+            (field, quoted)
+        }))
+    }
+
     /// The current record's fields: bytes and whether quoted.
     fn fields(&self) -> impl Iterator<Item = (&[u8], bool)> {
         let mut start = 0;
@@ -177,28 +202,19 @@ impl<R: BufRead> TextBatches<R> {
         let mut columns: Vec<StringBuilder> = (0..n).map(|_| StringBuilder::new()).collect();
         let mut lines = Vec::new();
         while lines.len() < self.options.batch_size {
-            let Some(line) = self.records.next()? else {
+            let Some(line) = self.records.next_of(n)? else {
                 self.done = true;
                 break;
             };
-            if self.records.ends.len() != n {
-                return Err(format!(
-                    "line {line} has {} fields, the header has {n}",
-                    self.records.ends.len()
-                ));
-            }
-            for ((bytes, quoted), (column, name)) in self
-                .records
-                .fields()
-                .zip(columns.iter_mut().zip(&self.names))
-            {
-                if !quoted && self.options.nulls.iter().any(|m| m.as_bytes() == bytes) {
+            let not_utf8 = || format!("line {line}: not UTF-8 text");
+            let fields = self.records.text_fields().ok_or_else(not_utf8)?;
+            for ((text, quoted), column) in fields.zip(columns.iter_mut()) {
+                let text = text.ok_or_else(not_utf8)?;
+                if !quoted && self.options.nulls.iter().any(|m| m == text) {
                     column.append_null();
-                    continue;
+                } else {
+                    column.append_value(text);
                 }
-                let text = std::str::from_utf8(bytes)
-                    .map_err(|_| format!("column `{name}` (line {line}): not UTF-8 text"))?;
-                column.append_value(text);
             }
             lines.push(line);
         }
@@ -223,21 +239,24 @@ pub(crate) fn infer_schema(
     rows: Option<usize>,
 ) -> Result<ArrowSchema, String> {
     let mut batches = TextBatches::new(src, options.clone())?;
-    let mut kinds = vec![Kind::Nothing; batches.names.len()];
+    let n = batches.names.len();
+    let mut kinds = vec![Kind::Nothing; n];
     let mut seen = 0usize;
+    // Straight from the records, no batches: a column found to be text is not looked at again.
     while rows.is_none_or(|r| seen < r) {
-        let Some((batch, _)) = batches.next_batch()? else {
+        let records = &mut batches.records;
+        let Some(line) = records.next_of(n)? else {
             break;
         };
-        let take = rows.map_or(batch.num_rows(), |r| (r - seen).min(batch.num_rows()));
-        for (kind, column) in kinds.iter_mut().zip(batch.columns()) {
-            if let Some(text) = column.as_any().downcast_ref::<StringArray>() {
-                for v in text.iter().take(take).flatten() {
-                    *kind = kind.merge(Kind::of(v, false));
-                }
+        let not_utf8 = || format!("line {line}: not UTF-8 text");
+        for ((text, quoted), kind) in records.text_fields().ok_or_else(not_utf8)?.zip(&mut kinds) {
+            let text = text.ok_or_else(not_utf8)?;
+            if *kind == Kind::String || (!quoted && options.nulls.iter().any(|m| m == text)) {
+                continue;
             }
+            *kind = kind.merge(Kind::of(text, false));
         }
-        seen += take;
+        seen += 1;
     }
     Ok(ArrowSchema::new(
         batches
@@ -387,6 +406,8 @@ mod tests {
                 .contains("header field 2 is empty")
         );
         let e = read(b"a\n\xff\n", &[""]).unwrap_err();
+        assert!(e.contains("line 2") && e.contains("UTF-8"), "{e}");
+        let e = read(b"a,b\n\xc3,\xa9\n", &[""]).unwrap_err();
         assert!(e.contains("line 2") && e.contains("UTF-8"), "{e}");
     }
 

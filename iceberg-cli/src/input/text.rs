@@ -152,11 +152,14 @@ impl Parsed {
     }
 }
 
+/// The value of 1 to 9 ASCII digits.
 fn digits(s: &[u8]) -> Option<u32> {
-    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
+    if s.is_empty() || s.len() > 9 {
         return None;
     }
-    std::str::from_utf8(s).ok()?.parse().ok()
+    s.iter().try_fold(0u32, |n, b| {
+        b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0'))
+    })
 }
 
 /// `YYYY-MM-DD`, optionally `[T ]HH:MM[:SS[.fffffffff]]` and `Z` / `±HH[:MM]` / `±HHMM`.
@@ -251,16 +254,10 @@ pub(crate) fn convert(
     match to {
         DataType::Timestamp(unit, tz) => timestamps(column, *unit, tz.is_some(), expected, rules),
         DataType::Date32 => {
-            let mut out = Vec::with_capacity(column.len());
-            for (i, v) in column.iter().enumerate() {
-                out.push(match v {
-                    None => None,
-                    Some(text) => Some(match parse_timestamp(text) {
-                        Some(p) if p.date_only => epoch_days(p.local.date()),
-                        _ => return Err((i, found(expected, text, "not a date (YYYY-MM-DD)"))),
-                    }),
-                });
-            }
+            let out = each(column, expected, |text| match parse_timestamp(text) {
+                Some(p) if p.date_only => Ok(epoch_days(p.local.date())),
+                _ => Err("not a date (YYYY-MM-DD)".into()),
+            })?;
             Ok(Arc::new(Date32Array::from(out)))
         }
         DataType::Decimal128(p, s) => decimals(column, *p, *s, expected, rules),
@@ -294,6 +291,23 @@ fn epoch_days(date: NaiveDate) -> i32 {
     i32::try_from(date.signed_duration_since(epoch).num_days()).unwrap_or(i32::MAX)
 }
 
+/// Each value of `column` through `f` (nulls stay null); the first refusal, with its row
+/// and the value, ends it.
+fn each<T>(
+    column: &StringArray,
+    expected: &str,
+    mut f: impl FnMut(&str) -> Result<T, String>,
+) -> Result<Vec<Option<T>>, Refusal> {
+    column
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.map(|text| f(text).map_err(|why| (i, found(expected, text, &why))))
+                .transpose()
+        })
+        .collect()
+}
+
 fn found(expected: &str, text: &str, why: &str) -> String {
     format!("expected {expected}, found {text:?}: {why}")
 }
@@ -311,30 +325,24 @@ fn timestamps(
         TimeUnit::Microsecond => 1_000,
         TimeUnit::Nanosecond => 1,
     };
-    let mut out = Vec::with_capacity(column.len());
-    for (i, v) in column.iter().enumerate() {
-        let Some(text) = v else {
-            out.push(None);
-            continue;
-        };
-        let why = |w: &str| (i, found(expected, text, w));
+    let out = each(column, expected, |text| {
         let p = parse_timestamp(text)
-            .ok_or_else(|| why("not a timestamp (YYYY-MM-DDTHH:MM:SS[.ffffff][Z|±HH:MM])"))?;
+            .ok_or("not a timestamp (YYYY-MM-DDTHH:MM:SS[.ffffff][Z|±HH:MM])")?;
         if p.offset_secs.is_some() && !zoned {
-            return Err(why(
+            return Err(
                 "it has a zone, which a timestamp without zone cannot keep (the column \
-                 would need to be timestamptz)",
+                        would need to be timestamptz)"
+                    .into(),
+            );
+        }
+        let nanos = p.epoch_nanos().ok_or("out of range")?;
+        if nanos % per_unit != 0 && !rules.allow_rounding {
+            return Err(format!(
+                "more fraction digits than the column keeps; {ROUNDING_HINT}"
             ));
         }
-        let nanos = p.epoch_nanos().ok_or_else(|| why("out of range"))?;
-        if nanos % per_unit != 0 && !rules.allow_rounding {
-            return Err(why(&format!(
-                "more fraction digits than the column keeps; {ROUNDING_HINT}"
-            )));
-        }
-        let value = i64::try_from(nanos.div_euclid(per_unit)).map_err(|_| why("out of range"))?;
-        out.push(Some(value));
-    }
+        Ok(i64::try_from(nanos.div_euclid(per_unit)).map_err(|_| "out of range")?)
+    })?;
     let tz = zoned.then(|| Arc::<str>::from(UTC));
     let array: ArrayRef = match unit {
         TimeUnit::Nanosecond => Arc::new(TimestampNanosecondArray::from(out).with_timezone_opt(tz)),
@@ -386,42 +394,30 @@ fn decimals(
     rules: Rules,
 ) -> Result<ArrayRef, Refusal> {
     let limit = 10i128.pow(u32::from(precision));
-    let mut out = Vec::with_capacity(column.len());
-    for (i, v) in column.iter().enumerate() {
-        let Some(text) = v else {
-            out.push(None);
-            continue;
-        };
-        let why = |w: &str| (i, found(expected, text, w));
-        let (mut unscaled, mut have) = parse_decimal(text).ok_or_else(|| why("not a decimal"))?;
+    let out = each(column, expected, |text| {
+        let (mut unscaled, mut have) = parse_decimal(text).ok_or("not a decimal")?;
         let want = i32::from(scale);
         while have < want {
-            unscaled = unscaled
-                .checked_mul(10)
-                .ok_or_else(|| why("out of range"))?;
+            unscaled = unscaled.checked_mul(10).ok_or("out of range")?;
             have += 1;
         }
         if have > want {
-            let drop = u32::try_from(have - want).map_err(|_| why("out of range"))?;
-            let div = 10i128
-                .checked_pow(drop)
-                .ok_or_else(|| why("out of range"))?;
+            let drop = u32::try_from(have - want).map_err(|_| "out of range")?;
+            let div = 10i128.checked_pow(drop).ok_or("out of range")?;
             let (q, r) = (unscaled / div, unscaled % div);
             if r != 0 && !rules.allow_rounding {
-                return Err(why(&format!(
+                return Err(format!(
                     "more digits after the point than the scale {scale} keeps; {ROUNDING_HINT}"
-                )));
+                ));
             }
             // Half up, away from zero, as Java's BigDecimal.ROUND_HALF_UP and Spark do.
             unscaled = q + if r.abs() * 2 >= div { r.signum() } else { 0 };
         }
         if unscaled.abs() >= limit {
-            return Err(why(&format!(
-                "more digits than precision {precision} holds"
-            )));
+            return Err(format!("more digits than precision {precision} holds"));
         }
-        out.push(Some(unscaled));
-    }
+        Ok(unscaled)
+    })?;
     let array = Decimal128Array::from(out)
         .with_precision_and_scale(precision, scale)
         .map_err(|e| (0, format!("expected {expected}: {e}")))?;

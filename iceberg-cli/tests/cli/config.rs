@@ -67,14 +67,7 @@ fn the_pyiceberg_configuration_names_the_catalog_for_both_tools() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("sea") && err.contains("lake"), "{err}");
 
-    let Some(python) = std::env::var_os("ICEBERG_TEST_PYTHON") else {
-        assert!(
-            std::env::var_os("ICEBERG_TEST_REQUIRE_EXTERNAL").is_none(),
-            "ICEBERG_TEST_PYTHON is not set but external readers are required"
-        );
-        eprintln!(
-            "\n*** SKIPPED PyIceberg's half of the shared configuration: set ICEBERG_TEST_PYTHON. ***\n"
-        );
+    let Some(python) = crate::python("PyIceberg's half of the shared configuration") else {
         return;
     };
     let out = Command::new(python)

@@ -19,15 +19,7 @@ print(json.dumps({"ids": [r["id"] for r in rows], "names": [r["name"] for r in r
 
 #[test]
 fn pyiceberg_reads_a_table_the_cli_made() {
-    let Some(python) = std::env::var_os("ICEBERG_TEST_PYTHON") else {
-        assert!(
-            std::env::var_os("ICEBERG_TEST_REQUIRE_EXTERNAL").is_none(),
-            "ICEBERG_TEST_PYTHON is not set but external readers are required"
-        );
-        eprintln!(
-            "\n*** SKIPPED pyiceberg_reads_a_table_the_cli_made: set ICEBERG_TEST_PYTHON to a \
-             python with pyiceberg 0.12 to run it. ***\n"
-        );
+    let Some(python) = crate::python("pyiceberg_reads_a_table_the_cli_made") else {
         return;
     };
     let env = Env::new();

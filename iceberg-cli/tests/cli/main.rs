@@ -153,6 +153,23 @@ pub(crate) fn data_rows(env: &Env, table: &str) -> arrow_array::RecordBatch {
     arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap()
 }
 
+/// `ICEBERG_TEST_PYTHON` (a python with pyiceberg 0.12); `None`, with a loud SKIPPED line
+/// naming `what`, when it is not set, and a failure when external readers are required.
+pub(crate) fn python(what: &str) -> Option<std::ffi::OsString> {
+    let python = std::env::var_os("ICEBERG_TEST_PYTHON");
+    if python.is_none() {
+        assert!(
+            std::env::var_os("ICEBERG_TEST_REQUIRE_EXTERNAL").is_none(),
+            "ICEBERG_TEST_PYTHON is not set but external readers are required"
+        );
+        eprintln!(
+            "\n*** SKIPPED {what}: set ICEBERG_TEST_PYTHON to a python with pyiceberg 0.12 to \
+             run it. ***\n"
+        );
+    }
+    python
+}
+
 const PYICEBERG_READ: &str = r#"
 import datetime, decimal, json, sys
 from pyiceberg.catalog.sql import SqlCatalog
@@ -179,17 +196,7 @@ print(json.dumps({
 /// loud note, when `ICEBERG_TEST_PYTHON` is not set (a failure when external readers are
 /// required).
 pub(crate) fn pyiceberg_read(env: &Env, table: &str) -> Option<Value> {
-    let Some(python) = std::env::var_os("ICEBERG_TEST_PYTHON") else {
-        assert!(
-            std::env::var_os("ICEBERG_TEST_REQUIRE_EXTERNAL").is_none(),
-            "ICEBERG_TEST_PYTHON is not set but external readers are required"
-        );
-        eprintln!(
-            "\n*** SKIPPED PyIceberg's read of {table}: set ICEBERG_TEST_PYTHON to a python \
-             with pyiceberg 0.12 to run it. ***\n"
-        );
-        return None;
-    };
+    let python = python(&format!("PyIceberg's read of {table}"))?;
     let wh = std::fs::canonicalize(env.warehouse()).unwrap();
     let out = Command::new(python)
         .arg("-c")
