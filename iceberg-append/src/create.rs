@@ -22,7 +22,8 @@ use crate::error::{Error, Result};
 use crate::table::{Table, TableCreation};
 
 /// The table `creation` describes, at the location the catalog gives it (or the one it
-/// names), not yet in the catalog: write its data files, then [`commit_create_append`].
+/// names), not yet in the catalog ([`Catalog::stage_table`]): write its data files, then
+/// [`commit_create_append`].
 ///
 /// # Errors
 /// An invalid definition, or a catalog that cannot say where the table would live (it may
@@ -33,16 +34,7 @@ pub async fn stage_create(
     creation: TableCreation,
     env: &dyn Environment,
 ) -> Result<Table> {
-    let location = if creation.location.is_empty() {
-        catalog.default_table_location(ident).await?
-    } else {
-        creation.location.clone()
-    };
-    let location = location.trim_end_matches('/').to_string();
-    Ok(Table {
-        metadata: creation.into_metadata(&location, env)?,
-        metadata_location: None,
-    })
+    catalog.stage_table(ident, creation, env).await
 }
 
 /// Creates `staged` as `ident` with `data_files` as its first snapshot, in one catalog step

@@ -13,7 +13,7 @@ use iceberg_spec::properties::{
     COMMIT_MIN_RETRY_WAIT_MS, METADATA_DELETE_AFTER_COMMIT_ENABLED, METADATA_PREVIOUS_VERSIONS_MAX,
 };
 
-use crate::catalog_common::{append_ids, schema, try_append_ids};
+use crate::catalog_common::{append_ids, schema, try_append_ids, write_ids};
 use crate::catalog_kills::check_table;
 use crate::external;
 use iceberg_catalog::testing::RestServer;
@@ -487,4 +487,57 @@ async fn rest_pyiceberg_reads_ours_and_we_append_to_theirs() {
     let seen = py(PY_SCAN_THEIRS);
     assert_eq!(seen["ids"], serde_json::json!([0, 1, 100, 101]), "{seen}");
     assert_eq!(seen["snapshots"], 2, "{seen}");
+}
+
+/// DuckDB's iceberg extension (with httpfs, from their PyPI wheels) attached to the server.
+const DUCKDB_SCAN: &str = r#"
+import json, sys
+from pathlib import Path
+import duckdb, duckdb_extension_avro, duckdb_extension_httpfs, duckdb_extension_iceberg
+uri, warehouse = sys.argv[1], sys.argv[2]
+c = duckdb.connect()
+for mod in (duckdb_extension_avro, duckdb_extension_httpfs, duckdb_extension_iceberg):
+    c.execute(f"LOAD '{next(Path(mod.__file__).parent.glob('extensions/*/*.duckdb_extension'))}'")
+c.execute(f"ATTACH '{warehouse}' AS lake (TYPE iceberg, ENDPOINT '{uri}', AUTHORIZATION_TYPE 'none')")
+ids = [r[0] for r in c.execute("SELECT id FROM lake.db.staged ORDER BY id").fetchall()]
+names = [r[0] for r in c.execute("SELECT name FROM lake.db.staged ORDER BY id").fetchall()]
+print(json.dumps({"ids": ids, "names": names}))
+"#;
+
+/// A table created with its first append in one commit (staged create, `assert-create`),
+/// then appended to, read by DuckDB through the REST server.
+#[tokio::test]
+async fn rest_duckdb_reads_a_staged_create_and_an_append() {
+    let test = "rest_duckdb_reads_a_staged_create_and_an_append";
+    let Some(python) = external::python(test) else {
+        return;
+    };
+    let Some((dir, server)) = server(test) else {
+        return;
+    };
+    let catalog = server.catalog(&[]).await;
+    let db = NamespaceIdent::parse("db").unwrap();
+    catalog
+        .create_namespace(&db, Default::default())
+        .await
+        .unwrap();
+    let ident = TableIdent::new(db, "staged");
+    let env = SystemEnvironment;
+    let staged =
+        iceberg_append::stage_create(&catalog, &ident, TableCreation::new("", schema()), &env)
+            .await
+            .unwrap();
+    assert!(
+        !catalog.table_exists(&ident).await.unwrap(),
+        "staged is not created"
+    );
+    let files = write_ids(&catalog, &staged, 0..3).await.unwrap();
+    iceberg_append::commit_create_append(&catalog, &ident, &staged, files, None, &env)
+        .await
+        .unwrap();
+    append_ids(&catalog, &ident, 3..5, &env).await;
+    let warehouse = format!("file://{}", dir.path().display());
+    let seen = external::run_json(&python, DUCKDB_SCAN, &[&server.uri, &warehouse]);
+    assert_eq!(seen["ids"], serde_json::json!([0, 1, 2, 3, 4]), "{seen}");
+    assert_eq!(seen["names"][4], "n4", "{seen}");
 }

@@ -29,6 +29,11 @@ const PY_PACKAGES: &[&str] = &[
     "pyarrow==26.0.1",
     "fastavro==1.13.1",
     "moto[server]==5.2.5",
+    // DuckDB reading through the REST catalog (with httpfs); the interop matrix's too.
+    "duckdb==1.5.5",
+    "duckdb-extension-iceberg==1.5.5",
+    "duckdb-extension-avro==1.5.5",
+    "duckdb-extension-httpfs==1.5.5",
 ];
 
 fn main() -> ExitCode {

@@ -17,6 +17,7 @@ use iceberg_spec::TableMetadata;
 
 use crate::append::read_manifest_list;
 use crate::cache::MetadataCache;
+use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::manifest::decode_manifest;
 use crate::table::{Table, TableCreation};
@@ -153,6 +154,32 @@ pub trait Catalog: Send + Sync + fmt::Debug {
             &ident.to_string(),
             "default_table_location",
         ))
+    }
+
+    /// The table `creation` describes as `ident` would be, not yet in the catalog: its first
+    /// metadata, at the catalog's location unless `creation` names one. By default built
+    /// here on [`Catalog::default_table_location`]; a server that places tables itself
+    /// stages it (REST's staged create).
+    ///
+    /// # Errors
+    /// An invalid definition, a missing namespace; unsupported when the catalog cannot say
+    /// where the table would live.
+    async fn stage_table(
+        &self,
+        ident: &TableIdent,
+        creation: TableCreation,
+        env: &dyn Environment,
+    ) -> Result<Table> {
+        let location = if creation.location.is_empty() {
+            self.default_table_location(ident).await?
+        } else {
+            creation.location.clone()
+        };
+        let location = location.trim_end_matches('/').to_string();
+        Ok(Table {
+            metadata: creation.into_metadata(&location, env)?,
+            metadata_location: None,
+        })
     }
 
     /// Creates `ident` with `metadata` as its first metadata file: a table that may already

@@ -5,18 +5,19 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use iceberg_append::catalog::{NamespaceIdent, namespace_not_empty};
-use iceberg_append::{Catalog, Error, Result, Table, TableCreation, TableIdent};
+use iceberg_append::{Catalog, Environment, Error, Result, Table, TableCreation, TableIdent};
 use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
 use reqwest::{Method, StatusCode};
 
 use super::RestCatalog;
 use super::calls::{Sent, Target, identifier, metadata_location_of, refused, unreachable};
+use super::client::Answer;
 use super::types::{
     CommitTableRequest, CreateNamespaceRequest, CreateTableRequest, ListNamespacesResponse,
     ListTablesResponse, RegisterTableRequest, RenameTableRequest, UpdateNamespacePropertiesRequest,
 };
-use super::updates::diff;
+use super::updates::{TableChange, create, diff};
 use crate::error::Error as CatalogError;
 
 #[async_trait]
@@ -32,27 +33,49 @@ impl Catalog for RestCatalog {
     }
 
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
-        let operation = format!("create table {ident}");
-        let target = Target::Table(ident);
-        let mut properties = creation.properties.clone();
-        properties.insert(
-            "format-version".into(),
-            creation.format_version.number().to_string(),
-        );
-        let body = CreateTableRequest {
-            name: &ident.name,
-            location: Some(creation.location.as_str()).filter(|l| !l.is_empty()),
-            schema: creation.schema.to_json(),
-            partition_spec: &creation.spec,
-            write_order: &creation.sort_order,
-            stage_create: false,
-            properties,
+        self.post_create(ident, creation, false).await
+    }
+
+    /// The server's staged create: the table's first metadata, placed and given its UUID by
+    /// the server (and the IO it vends for it), not yet a table.
+    async fn stage_table(
+        &self,
+        ident: &TableIdent,
+        creation: TableCreation,
+        _env: &dyn Environment,
+    ) -> Result<Table> {
+        self.post_create(ident, creation, true).await
+    }
+
+    /// A commit that creates the table (`assert-create`) with everything `metadata` holds;
+    /// a 409 means the table exists.
+    async fn create_table_from_metadata(
+        &self,
+        ident: &TableIdent,
+        metadata: TableMetadata,
+    ) -> Result<Table> {
+        let operation = format!("create table {ident} with its first commit");
+        let change = create(&metadata).map_err(|e| Error::Backend {
+            table: ident.to_string(),
+            source: Box::new(e),
+        })?;
+        let unknown = |reason: String| Error::CommitStateUnknown {
+            table: ident.to_string(),
+            snapshot_id: metadata.current_snapshot_id,
+            reason,
         };
-        let url = self.namespace_url(&ident.namespace_ident(), "/tables");
+        // `assert-create` failed: the table exists.
+        let conflict = |_: String| Error::TableAlreadyExists {
+            table: ident.to_string(),
+        };
         let answer = self
-            .call_ok(Method::POST, &url, Some(&body), &operation, target, |r| r)
+            .send_change(ident, &change, &operation, unknown, conflict)
             .await?;
-        self.table_of(&answer, &operation)
+        self.table_of(&answer, &operation).map_err(|e| {
+            unknown(format!(
+                "{operation}: landed, but the answer is unreadable: {e}"
+            ))
+        })
     }
 
     async fn commit(
@@ -62,70 +85,42 @@ impl Catalog for RestCatalog {
         new_metadata: &TableMetadata,
     ) -> Result<String> {
         let operation = format!("commit to {ident}");
-        let target = Target::Table(ident);
         self.require(
             "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
             "commit",
-            &target,
+            &Target::Table(ident),
         )?;
         let base = self.base_metadata(base_location).await?;
         let change = diff(&base, new_metadata).map_err(|e| Error::Backend {
             table: ident.to_string(),
             source: Box::new(e),
         })?;
-        let body = CommitTableRequest {
-            identifier: identifier(ident),
-            requirements: &change.requirements,
-            updates: &change.updates,
-        };
         let unknown = |reason: String| Error::CommitStateUnknown {
             table: ident.to_string(),
             snapshot_id: new_metadata.current_snapshot_id,
             reason,
         };
-        let url = self.table_url(ident);
-        let Sent { answer, uncertain } = self
-            .send_tracked(Method::POST, &url, Some(&body), &operation, |r| r)
-            .await;
-        let answer = match answer {
-            Ok(answer) => answer,
-            // Never sent: the commit cannot have landed.
-            Err(CatalogError::Http { source, .. }) if source.is_connect() && !uncertain => {
-                return Err(unreachable(
-                    CatalogError::Http { operation, source },
-                    &target,
-                ));
-            }
-            // Sent, and the answer lost (a timeout, a reset): only a reload can tell.
-            Err(e) => return Err(unknown(e.to_string())),
+        let conflict = |found: String| Error::CommitConflict {
+            table: ident.to_string(),
+            expected: Some(base_location.to_string()),
+            found: Some(found),
         };
-        match answer.status {
-            s if s.is_success() => match self.table_of(&answer, &operation) {
-                Ok(table) => table.metadata_location.ok_or_else(|| {
-                    unknown(format!(
-                        "{operation}: the answer names no metadata location"
-                    ))
-                }),
-                // It landed (2xx) though its metadata does not parse here: never report that
-                // as a refusal, which would delete what the commit wrote.
-                Err(e) => metadata_location_of(&answer).ok_or_else(|| {
-                    unknown(format!(
-                        "{operation}: landed, but the answer is unreadable: {e}"
-                    ))
-                }),
-            },
-            // An earlier send may have landed: a conflict or refusal now may be our own.
-            _ if uncertain => Err(unknown(format!(
-                "an earlier send's answer was lost; then {}",
-                answer.refusal(&operation)
-            ))),
-            StatusCode::CONFLICT => Err(Error::CommitConflict {
-                table: ident.to_string(),
-                expected: Some(base_location.to_string()),
-                found: Some(answer.refusal(&operation).to_string()),
+        let answer = self
+            .send_change(ident, &change, &operation, unknown, conflict)
+            .await?;
+        match self.table_of(&answer, &operation) {
+            Ok(table) => table.metadata_location.ok_or_else(|| {
+                unknown(format!(
+                    "{operation}: the answer names no metadata location"
+                ))
             }),
-            s if s.is_server_error() => Err(unknown(answer.refusal(&operation).to_string())),
-            _ => Err(refused(&answer, &operation, target)),
+            // It landed (2xx) though its metadata does not parse here: never report that as
+            // a refusal, which would delete what the commit wrote.
+            Err(e) => metadata_location_of(&answer).ok_or_else(|| {
+                unknown(format!(
+                    "{operation}: landed, but the answer is unreadable: {e}"
+                ))
+            }),
         }
     }
 
@@ -332,6 +327,96 @@ impl Catalog for RestCatalog {
                 Err(namespace_not_empty(namespace, tables))
             }
             _ => Err(refused(&answer, &operation, target)),
+        }
+    }
+}
+
+impl RestCatalog {
+    /// `POST .../tables`, staged (`stage-create`) or not.
+    async fn post_create(
+        &self,
+        ident: &TableIdent,
+        creation: TableCreation,
+        stage_create: bool,
+    ) -> Result<Table> {
+        let operation = if stage_create {
+            format!("stage the create of table {ident}")
+        } else {
+            format!("create table {ident}")
+        };
+        let target = Target::Table(ident);
+        let mut properties = creation.properties.clone();
+        properties.insert(
+            "format-version".into(),
+            creation.format_version.number().to_string(),
+        );
+        let body = CreateTableRequest {
+            name: &ident.name,
+            location: Some(creation.location.as_str()).filter(|l| !l.is_empty()),
+            schema: creation.schema.to_json(),
+            partition_spec: &creation.spec,
+            write_order: &creation.sort_order,
+            stage_create,
+            properties,
+        };
+        let url = self.namespace_url(&ident.namespace_ident(), "/tables");
+        let answer = self
+            .call_ok(Method::POST, &url, Some(&body), &operation, target, |r| r)
+            .await?;
+        self.table_of(&answer, &operation)
+    }
+
+    /// Sends `change` to the table's commit endpoint: the answer when it landed (2xx);
+    /// `conflict` of the refusal for a 409, `unknown` when the change may have landed (a
+    /// lost answer, a 5xx, any refusal after an earlier send's answer was lost).
+    async fn send_change(
+        &self,
+        ident: &TableIdent,
+        change: &TableChange,
+        operation: &str,
+        unknown: impl Fn(String) -> Error,
+        conflict: impl FnOnce(String) -> Error,
+    ) -> Result<Answer> {
+        let target = Target::Table(ident);
+        self.require(
+            "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+            "commit",
+            &target,
+        )?;
+        let body = CommitTableRequest {
+            identifier: identifier(ident),
+            requirements: &change.requirements,
+            updates: &change.updates,
+        };
+        let url = self.table_url(ident);
+        let Sent { answer, uncertain } = self
+            .send_tracked(Method::POST, &url, Some(&body), operation, |r| r)
+            .await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            // Never sent: the change cannot have landed.
+            Err(CatalogError::Http { source, .. }) if source.is_connect() && !uncertain => {
+                return Err(unreachable(
+                    CatalogError::Http {
+                        operation: operation.to_string(),
+                        source,
+                    },
+                    &target,
+                ));
+            }
+            // Sent, and the answer lost (a timeout, a reset): only a reload can tell.
+            Err(e) => return Err(unknown(e.to_string())),
+        };
+        match answer.status {
+            s if s.is_success() => Ok(answer),
+            // An earlier send may have landed: a conflict or refusal now may be our own.
+            _ if uncertain => Err(unknown(format!(
+                "an earlier send's answer was lost; then {}",
+                answer.refusal(operation)
+            ))),
+            StatusCode::CONFLICT => Err(conflict(answer.refusal(operation).to_string())),
+            s if s.is_server_error() => Err(unknown(answer.refusal(operation).to_string())),
+            _ => Err(refused(&answer, operation, target)),
         }
     }
 }

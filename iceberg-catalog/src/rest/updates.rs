@@ -20,6 +20,8 @@ use uuid::Uuid;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Requirement {
+    /// The table does not exist yet (a create in one commit).
+    AssertCreate,
     /// The table is the one the change was planned on (not dropped and recreated).
     AssertTableUuid {
         /// The base's UUID.
@@ -70,6 +72,11 @@ pub enum Requirement {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "action", rename_all = "kebab-case")]
 pub enum Update {
+    /// Gives a new table its UUID.
+    AssignUuid {
+        /// The UUID.
+        uuid: Uuid,
+    },
     /// Raises the format version.
     UpgradeFormatVersion {
         /// The new version number.
@@ -214,6 +221,96 @@ pub fn diff(base: &TableMetadata, new: &TableMetadata) -> Result<TableChange, Un
     }
     properties(base, new, &mut change);
     Ok(change)
+}
+
+/// A new table with everything `new` holds, as one commit (`assert-create`): the updates
+/// Java's create transaction sends (UUID, format version, schemas, specs, sort orders, the
+/// current ones, location, properties), then its snapshots and refs.
+///
+/// # Errors
+/// [`UnsupportedChange`] for statistics files or encryption keys, which no create carries.
+pub fn create(new: &TableMetadata) -> Result<TableChange, UnsupportedChange> {
+    if !new.statistics.is_empty()
+        || !new.partition_statistics.is_empty()
+        || !new.encryption_keys.is_empty()
+    {
+        return Err(UnsupportedChange(
+            "a new table with statistics files or encryption keys".into(),
+        ));
+    }
+    let mut updates: Vec<Update> = new
+        .table_uuid
+        .map(|uuid| Update::AssignUuid { uuid })
+        .into_iter()
+        .collect();
+    updates.push(Update::UpgradeFormatVersion {
+        format_version: new.format_version.number(),
+    });
+    // Everything is added here, so "current" is the last added (-1) when it is.
+    let last = |ids: Vec<i64>, current: i64| {
+        if ids.last() == Some(&current) {
+            -1
+        } else {
+            current
+        }
+    };
+    for schema in &new.schemas {
+        updates.push(Update::AddSchema {
+            schema: schema.to_json(),
+            last_column_id: new.last_column_id,
+        });
+    }
+    let ids = new
+        .schemas
+        .iter()
+        .map(|s| i64::from(s.schema_id()))
+        .collect();
+    updates.push(Update::SetCurrentSchema {
+        schema_id: i32::try_from(last(ids, i64::from(new.current_schema_id))).unwrap_or(-1),
+    });
+    for spec in &new.partition_specs {
+        updates.push(Update::AddSpec { spec: spec.clone() });
+    }
+    let ids = new
+        .partition_specs
+        .iter()
+        .map(|s| i64::from(s.spec_id()))
+        .collect();
+    updates.push(Update::SetDefaultSpec {
+        spec_id: i32::try_from(last(ids, i64::from(new.default_spec_id))).unwrap_or(-1),
+    });
+    for order in &new.sort_orders {
+        updates.push(Update::AddSortOrder {
+            sort_order: order.clone(),
+        });
+    }
+    let ids = new.sort_orders.iter().map(|o| o.order_id).collect();
+    updates.push(Update::SetDefaultSortOrder {
+        sort_order_id: last(ids, new.default_sort_order_id),
+    });
+    updates.push(Update::SetLocation {
+        location: new.location.clone(),
+    });
+    if !new.properties.is_empty() {
+        updates.push(Update::SetProperties {
+            updates: new.properties.clone(),
+        });
+    }
+    for snapshot in &new.snapshots {
+        updates.push(Update::AddSnapshot {
+            snapshot: snapshot.snapshot().clone(),
+        });
+    }
+    for (name, reference) in effective_refs(new) {
+        updates.push(Update::SetSnapshotRef {
+            ref_name: name,
+            reference,
+        });
+    }
+    Ok(TableChange {
+        requirements: vec![Requirement::AssertCreate],
+        updates,
+    })
 }
 
 /// What `new` adds to `base`'s list of one kind (schemas, specs, sort orders), in order.

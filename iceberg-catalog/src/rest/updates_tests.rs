@@ -342,3 +342,48 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_create_with_its_first_append_is_everything_after_assert_create() {
+    let table = appended(&base(FormatVersion::V3), snapshot(11, None, 1));
+    let change = create(&table).unwrap();
+    assert_eq!(
+        serde_json::to_value(&change.requirements).unwrap(),
+        json!([{"type": "assert-create"}])
+    );
+    let updates = serde_json::to_value(&change.updates).unwrap();
+    let actions: Vec<&str> = updates
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "assign-uuid",
+            "upgrade-format-version",
+            "add-schema",
+            "set-current-schema",
+            "add-spec",
+            "set-default-spec",
+            "add-sort-order",
+            "set-default-sort-order",
+            "set-location",
+            "set-properties",
+            "add-snapshot",
+            "set-snapshot-ref",
+        ]
+    );
+    assert_eq!(updates[0]["uuid"], UUID);
+    assert_eq!(updates[1]["format-version"], 3);
+    assert_eq!(updates[2]["last-column-id"], 2);
+    // Each current one is the last added: named as -1, as Java's create transaction does.
+    assert_eq!(updates[3]["schema-id"], -1);
+    assert_eq!(updates[5]["spec-id"], -1);
+    assert_eq!(updates[7]["sort-order-id"], -1);
+    assert_eq!(updates[8]["location"], "s3://b/db/t");
+    assert_eq!(updates[9]["updates"]["owner"], "ana");
+    assert_eq!(updates[10]["snapshot"]["snapshot-id"], 11);
+    assert_eq!(updates[11]["ref-name"], "main");
+}

@@ -8,9 +8,9 @@
 //! Any failure (unreadable input, schema mismatch, null in a required column, a refused
 //! commit) aborts the writer, which deletes every file it wrote, so nothing is committed
 //! and nothing is left behind. With `--create`, the table and its first snapshot are one
-//! catalog step (`iceberg_append::create`): a failed or killed run leaves no table (with a
-//! REST catalog, which places tables itself, the table is created first and dropped again
-//! when the append fails).
+//! catalog step (`iceberg_append::create`; a REST catalog's staged create): a failed or
+//! killed run leaves no table. A catalog that supports neither gets a plain create first,
+//! dropped again when the append fails.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -174,8 +174,8 @@ async fn append(
     .await
     {
         Ok(staged) => Ok(Destination::Staged(staged, Box::new(creation))),
-        // A catalog that places tables itself (a REST server): create, then append, and
-        // drop the table again when the append fails.
+        // A catalog that cannot stage a table: create, then append, and drop the table
+        // again when the append fails.
         Err(iceberg_append::Error::Unsupported { .. }) => Err(creation),
         Err(e) => {
             drop_namespace(open, ident, namespace).await;

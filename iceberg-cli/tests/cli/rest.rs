@@ -55,6 +55,29 @@ fn append_and_read_back_through_a_rest_catalog() {
         "the local default warehouse was made"
     );
 
+    // A failed `append --create` leaves no table behind the server either (staged create).
+    let bad = crate::fixtures::parquet_with_text_id(&env, "bad.parquet");
+    let out = env.run(
+        &with(&[
+            "append",
+            "db.staged",
+            first.to_str().unwrap(),
+            bad.to_str().unwrap(),
+            "--create",
+        ])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>(),
+    );
+    assert!(!out.status.success(), "{out:?}");
+    let out = env.run(
+        &with(&["inspect", "db.staged"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+
     // An unknown table is the CLI's table error (exit 4), naming it.
     let out = env.run(
         &with(&["inspect", "db.nope"])
