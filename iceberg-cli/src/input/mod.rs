@@ -103,8 +103,12 @@ pub(crate) fn open(
 ) -> Result<Batches, String> {
     let rules = options.rules;
     let checked = |batches: Batches| -> Batches {
-        let target = target.clone();
-        Box::new(batches.map(move |b| b.and_then(|b| check_precision(b, &target, rules))))
+        let (target, mut before) = (target.clone(), 0usize);
+        Box::new(batches.map(move |b| {
+            let b = check_precision(b?, &target, rules, before)?;
+            before += b.num_rows();
+            Ok(b)
+        }))
     };
     match input.format {
         InputFormat::Parquet => {
@@ -131,6 +135,7 @@ fn check_precision(
     batch: RecordBatch,
     target: &Target,
     rules: text::Rules,
+    rows_before: usize,
 ) -> Result<RecordBatch, String> {
     if rules.allow_rounding {
         return Ok(batch);
@@ -139,31 +144,33 @@ fn check_precision(
         let Ok(to) = target.arrow.field_with_name(field.name()) else {
             continue;
         };
-        let values: Option<Vec<i64>> = match (column.data_type(), to.data_type()) {
+        // The first value with digits past the microsecond, and its row.
+        let lossy = |values: &[i64], valid: &dyn Fn(usize) -> bool| {
+            (0..values.len())
+                .find(|&i| valid(i) && values[i] % 1000 != 0)
+                .map(|i| (i, values[i]))
+        };
+        let found = match (column.data_type(), to.data_type()) {
             (
                 DataType::Timestamp(TimeUnit::Nanosecond, _),
                 DataType::Timestamp(TimeUnit::Microsecond, _),
             ) => {
                 let a = column.as_primitive::<TimestampNanosecondType>();
-                (0..a.len())
-                    .find(|&i| a.is_valid(i) && a.value(i) % 1000 != 0)
-                    .map(|i| vec![a.value(i)])
+                lossy(a.values(), &|i| a.is_valid(i))
             }
             (DataType::Time64(TimeUnit::Nanosecond), DataType::Time64(TimeUnit::Microsecond)) => {
                 let a = column.as_primitive::<Time64NanosecondType>();
-                (0..a.len())
-                    .find(|&i| a.is_valid(i) && a.value(i) % 1000 != 0)
-                    .map(|i| vec![a.value(i)])
+                lossy(a.values(), &|i| a.is_valid(i))
             }
             _ => None,
         };
-        if let Some(v) = values {
+        if let Some((row, value)) = found {
             return Err(format!(
-                "column `{}`: value {} has nanoseconds, and the table's column keeps \
-                 microseconds (a format v3 table keeps nanoseconds); pass --allow-rounding \
-                 to floor them",
+                "column `{}` (row {}): value {value} has nanoseconds, and the \
+                 table's column keeps microseconds (a format v3 table keeps nanoseconds); pass \
+                 --allow-rounding to floor them",
                 field.name(),
-                v[0]
+                rows_before + row + 1
             ));
         }
     }

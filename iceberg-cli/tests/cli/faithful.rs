@@ -305,7 +305,9 @@ fn lossy_conversions_are_refused_unless_allowed() {
     fixtures::write_parquet(&pq, &[batch]);
     let err = env.fail(&["append", "db.local", pq.to_str().unwrap()]);
     assert!(
-        err.contains("nanos.parquet") && err.contains("--allow-rounding"),
+        err.contains("nanos.parquet")
+            && err.contains("column `ts` (row 1)")
+            && err.contains("--allow-rounding"),
         "{err}"
     );
     env.ok(&[
