@@ -27,7 +27,8 @@ fn server(test: &str) -> Option<(tempfile::TempDir, RestServer)> {
     Some((dir, server))
 }
 
-async fn create(catalog: &dyn Catalog, name: &str) -> TableIdent {
+/// Namespace `db`, created when missing.
+async fn db(catalog: &dyn Catalog) -> NamespaceIdent {
     let db = NamespaceIdent::parse("db").unwrap();
     if !catalog.namespace_exists(&db).await.unwrap() {
         catalog
@@ -35,7 +36,11 @@ async fn create(catalog: &dyn Catalog, name: &str) -> TableIdent {
             .await
             .unwrap();
     }
-    let ident = TableIdent::new(db, name);
+    db
+}
+
+async fn create(catalog: &dyn Catalog, name: &str) -> TableIdent {
+    let ident = TableIdent::new(db(catalog).await, name);
     let mut creation = TableCreation::new("", schema());
     creation
         .properties
@@ -463,12 +468,7 @@ async fn rest_pyiceberg_reads_ours_and_we_append_to_theirs() {
     let py = |body: &str| external::run_json(&python, &format!("{PY_OPEN}{body}"), &[&server.uri]);
 
     // v3, so that PyIceberg also reads the row lineage the server kept from our commits.
-    let db = NamespaceIdent::parse("db").unwrap();
-    catalog
-        .create_namespace(&db, Default::default())
-        .await
-        .unwrap();
-    let ours = TableIdent::new(db, "ours");
+    let ours = TableIdent::new(db(&catalog).await, "ours");
     let mut creation = TableCreation::new("", schema());
     creation.format_version = iceberg_spec::FormatVersion::V3;
     catalog.create_table(&ours, creation).await.unwrap();
@@ -516,12 +516,7 @@ async fn rest_duckdb_reads_a_staged_create_and_an_append() {
         return;
     };
     let catalog = server.catalog(&[]).await;
-    let db = NamespaceIdent::parse("db").unwrap();
-    catalog
-        .create_namespace(&db, Default::default())
-        .await
-        .unwrap();
-    let ident = TableIdent::new(db, "staged");
+    let ident = TableIdent::new(db(&catalog).await, "staged");
     let env = SystemEnvironment;
     let staged =
         iceberg_append::stage_create(&catalog, &ident, TableCreation::new("", schema()), &env)

@@ -70,20 +70,15 @@ fn the_pyiceberg_configuration_names_the_catalog_for_both_tools() {
     let Some(python) = crate::python("PyIceberg's half of the shared configuration") else {
         return;
     };
-    let out = Command::new(python)
-        .env("PYICEBERG_HOME", env.dir.path())
-        .arg("-c")
-        .arg(
-            "from pyiceberg.catalog import load_catalog\n\
-             t = load_catalog('lake').load_table('db.t')\n\
-             print(t.scan().to_arrow().num_rows)",
-        )
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let rows = crate::run_python(
+        Command::new(python)
+            .env("PYICEBERG_HOME", env.dir.path())
+            .arg("-c")
+            .arg(
+                "from pyiceberg.catalog import load_catalog\n\
+                 t = load_catalog('lake').load_table('db.t')\n\
+                 print(t.scan().to_arrow().num_rows)",
+            ),
     );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2");
+    assert_eq!(rows, 2);
 }

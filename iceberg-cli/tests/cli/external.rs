@@ -42,19 +42,12 @@ fn pyiceberg_reads_a_table_the_cli_made() {
         pq.to_str().unwrap(),
     ]);
     let wh = std::fs::canonicalize(env.warehouse()).unwrap();
-    let out = Command::new(python)
-        .arg("-c")
-        .arg(SCAN)
-        .arg(wh.display().to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "python failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let v = crate::run_python(
+        Command::new(python)
+            .arg("-c")
+            .arg(SCAN)
+            .arg(wh.display().to_string()),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ids"], serde_json::json!([1, 2, 3, 7, 8]));
     assert_eq!(v["names"][1], serde_json::Value::Null);
     assert_eq!(v["snapshots"], 1);

@@ -198,20 +198,26 @@ print(json.dumps({
 pub(crate) fn pyiceberg_read(env: &Env, table: &str) -> Option<Value> {
     let python = python(&format!("PyIceberg's read of {table}"))?;
     let wh = std::fs::canonicalize(env.warehouse()).unwrap();
-    let out = Command::new(python)
-        .arg("-c")
-        .arg(PYICEBERG_READ)
-        .arg(wh.display().to_string())
-        .arg(table)
-        .output()
-        .unwrap();
+    Some(run_python(
+        Command::new(python)
+            .arg("-c")
+            .arg(PYICEBERG_READ)
+            .arg(wh.display().to_string())
+            .arg(table),
+    ))
+}
+
+/// Runs a python command that prints one JSON value, and parses it (a failure shows its
+/// output).
+pub(crate) fn run_python(command: &mut Command) -> Value {
+    let out = command.output().unwrap();
     assert!(
         out.status.success(),
         "python failed:\n{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(serde_json::from_slice(&out.stdout).unwrap())
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// `total-records` of the current snapshot.
