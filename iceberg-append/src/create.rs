@@ -89,18 +89,15 @@ pub async fn commit_create_append(
         {
             Ok(outcome(t.metadata_location.unwrap_or_default()))
         }
-        Ok(_) => {
-            let _ = io.delete_many(written).await;
-            Err(error)
-        }
-        Err(e) if e.is_not_found() => {
-            let _ = io.delete_many(written).await;
-            Err(error)
-        }
-        Err(reload) => Err(Error::CommitStateUnknown {
+        Err(reload) if !reload.is_not_found() => Err(Error::CommitStateUnknown {
             table: ident.to_string(),
             snapshot_id: Some(result.snapshot_id),
             reason: format!("{error}; then reading the table back failed: {reload}"),
         }),
+        // Another table, or none: ours did not land.
+        _ => {
+            let _ = io.delete_many(written).await;
+            Err(error)
+        }
     }
 }

@@ -22,6 +22,7 @@ mod tests;
 pub mod uuid_order;
 
 pub(crate) use bytes::decimal_be_bytes;
+pub use json::parse_big_decimal;
 
 /// One non-null value of a primitive Iceberg type, in the spec's physical units.
 ///

@@ -55,6 +55,11 @@ impl Catalog for RestCatalog {
         metadata: TableMetadata,
     ) -> Result<Table> {
         let operation = format!("create table {ident} with its first commit");
+        self.require(
+            "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+            "commit",
+            &Target::Table(ident),
+        )?;
         let change = create(&metadata).map_err(|e| Error::Backend {
             table: ident.to_string(),
             source: Box::new(e),
@@ -366,9 +371,10 @@ impl RestCatalog {
         self.table_of(&answer, &operation)
     }
 
-    /// Sends `change` to the table's commit endpoint: the answer when it landed (2xx);
-    /// `conflict` of the refusal for a 409, `unknown` when the change may have landed (a
-    /// lost answer, a 5xx, any refusal after an earlier send's answer was lost).
+    /// Sends `change` to the table's commit endpoint (its callers have checked the server
+    /// offers it, before any other request): the answer when it landed (2xx); `conflict` of
+    /// the refusal for a 409, `unknown` when the change may have landed (a lost answer, a
+    /// 5xx, any refusal after an earlier send's answer was lost).
     async fn send_change(
         &self,
         ident: &TableIdent,
@@ -378,11 +384,6 @@ impl RestCatalog {
         conflict: impl FnOnce(String) -> Error,
     ) -> Result<Answer> {
         let target = Target::Table(ident);
-        self.require(
-            "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-            "commit",
-            &target,
-        )?;
         let body = CommitTableRequest {
             identifier: identifier(ident),
             requirements: &change.requirements,

@@ -103,20 +103,12 @@ impl Catalog for SqlCatalog {
     }
 
     /// Creates the table; an empty `creation.location` means
-    /// [`SqlCatalog::default_table_location`].
-    async fn create_table(&self, ident: &TableIdent, mut creation: TableCreation) -> Result<Table> {
-        self.require_namespace(&ident.namespace_ident()).await?;
-        if self.metadata_location(ident).await?.is_some() {
-            return Err(Error::TableAlreadyExists {
-                table: ident.to_string(),
-            });
-        }
-        if creation.location.is_empty() {
-            creation.location = SqlCatalog::default_table_location(self, ident).await?;
-        }
-        let location = creation.location.trim_end_matches('/').to_string();
-        let metadata = creation.into_metadata(&location, self.env.as_ref())?;
-        self.create_table_from_metadata(ident, metadata).await
+    /// [`SqlCatalog::default_table_location`]. The namespace and name are checked once, by
+    /// [`Catalog::create_table_from_metadata`].
+    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
+        let staged = self.stage_table(ident, creation, self.env.as_ref()).await?;
+        self.create_table_from_metadata(ident, staged.metadata)
+            .await
     }
 
     async fn default_table_location(&self, ident: &TableIdent) -> Result<String> {

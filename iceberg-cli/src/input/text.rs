@@ -24,6 +24,7 @@ use arrow_array::{
 use arrow_cast::CastOptions;
 use arrow_schema::{DataType, TimeUnit};
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use iceberg_spec::datum::parse_big_decimal;
 
 /// A timezone for timestamptz columns inferred from text.
 pub(crate) const UTC: &str = "+00:00";
@@ -359,33 +360,6 @@ fn timestamps(
     Ok(array)
 }
 
-/// A decimal text as (unscaled digits, scale): `-12.345` → (-12345, 3); exponents allowed.
-fn parse_decimal(text: &str) -> Option<(i128, i32)> {
-    let (mantissa, exp) = match text.find(['e', 'E']) {
-        Some(i) => (&text[..i], text[i + 1..].parse::<i32>().ok()?),
-        None => (text, 0),
-    };
-    let (neg, body) = match mantissa.as_bytes().first()? {
-        b'-' => (true, &mantissa[1..]),
-        b'+' => (false, &mantissa[1..]),
-        _ => (false, mantissa),
-    };
-    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
-    if int.is_empty() && frac.is_empty()
-        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let all = format!("{int}{frac}");
-    let all = all.trim_start_matches('0');
-    if all.len() > 76 {
-        return None;
-    }
-    let unscaled: i128 = if all.is_empty() { 0 } else { all.parse().ok()? };
-    let scale = i32::try_from(frac.len()).ok()?.checked_sub(exp)?;
-    Some((if neg { -unscaled } else { unscaled }, scale))
-}
-
 fn decimals(
     column: &StringArray,
     precision: u8,
@@ -395,8 +369,8 @@ fn decimals(
 ) -> Result<ArrayRef, Refusal> {
     let limit = 10i128.pow(u32::from(precision));
     let out = each(column, expected, |text| {
-        let (mut unscaled, mut have) = parse_decimal(text).ok_or("not a decimal")?;
-        let want = i32::from(scale);
+        let (mut unscaled, mut have) = parse_big_decimal(text).ok_or("not a decimal")?;
+        let want = i64::from(scale);
         while have < want {
             unscaled = unscaled.checked_mul(10).ok_or("out of range")?;
             have += 1;

@@ -225,8 +225,9 @@ fn has_numeric_offset(s: &str) -> bool {
         .is_some_and(|(_, time)| time.contains(['+', '-']))
 }
 
-/// Java `new BigDecimal(text)`: `[+-]digits[.digits][E[+-]digits]` to (unscaled, scale).
-fn parse_big_decimal(s: &str) -> Option<(i128, i64)> {
+/// Java `new BigDecimal(text)`: `[+-]digits[.digits][E[+-]digits]` to (unscaled, scale);
+/// `None` for other text or more digits than an `i128` holds.
+pub fn parse_big_decimal(s: &str) -> Option<(i128, i64)> {
     let (mantissa, exp) = match s.find(['e', 'E']) {
         Some(i) => (&s[..i], s[i + 1..].parse::<i64>().ok()?),
         None => (s, 0),
