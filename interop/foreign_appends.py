@@ -12,6 +12,9 @@
    java_edge_tables.py), three rows each made from the table's schema (every column, one row
    of nulls, uuids of three sign classes). Java's tables go through `--catalog object-store`
    (the Hadoop layout), PyIceberg's through their SQLite catalog.
+   Also creates two tables of our own from CSV with `append --create` (object-store and SQLite
+   catalogs: each one's create-with-first-snapshot) and appends NDJSON to them, so every
+   reader checks the text conversion (zones, decimals by --column, `""` beside null).
 3. Lists a state per table and append for the readers: as the engine left it, after our fast
    append (`+fast`), after our merge append (`+fast+merge`, and `+fast+merge+merge`), each at
    its own metadata.json. Every state gets the engine's filters plus `c = <uuid>` for each
@@ -206,6 +209,74 @@ def _our_uuid_filters(meta: table_meta.TableMeta, appends: int) -> dict:
     return out
 
 
+# Text our CLI creates a table from (`append --create`): zoned and local timestamps, a date,
+# a code with a leading zero, a decimal by --column, a quoted empty string beside a null.
+TEXT_CSV = ("id,at,local,day,code,price,flag,note\n"
+            "0,2024-03-01T10:00:00Z,2024-03-01T10:00:00,2024-03-01,007,12.50,true,\"\"\n"
+            "1,2024-03-01T12:30:00.5+02:00,2024-03-01 11:30:00.5,2024-02-29,012,,false,\n"
+            "2,2024-03-02T23:59:59.999999-05:00,2024-03-02T00:00:00,2024-03-02,100,-0.05,true,x\n")
+TEXT_NDJSON = ('{"id":3,"at":"2024-03-03T00:00:00+00:00","local":"2024-03-03T01:02:03","day":"2024-03-03",'
+               '"code":"0","price":99999999.99,"flag":false,"note":""}\n'
+               '{"id":4,"at":null,"local":null,"day":null,"code":null,"price":null,"flag":null,"note":null}\n')
+
+
+def _text_rows() -> list[dict]:
+    """The rows of TEXT_CSV then TEXT_NDJSON, as they must be read back."""
+    at = lambda *a, **k: dt.datetime(*a, **k, tzinfo=UTC)  # noqa: E731
+    return [
+        {"id": 0, "at": at(2024, 3, 1, 10), "local": dt.datetime(2024, 3, 1, 10), "day": dt.date(2024, 3, 1),
+         "code": "007", "price": Decimal("12.50"), "flag": True, "note": ""},
+        {"id": 1, "at": at(2024, 3, 1, 10, 30, 0, 500000), "local": dt.datetime(2024, 3, 1, 11, 30, 0, 500000),
+         "day": dt.date(2024, 2, 29), "code": "012", "price": None, "flag": False, "note": None},
+        {"id": 2, "at": at(2024, 3, 3, 4, 59, 59, 999999), "local": dt.datetime(2024, 3, 2),
+         "day": dt.date(2024, 3, 2), "code": "100", "price": Decimal("-0.05"), "flag": True, "note": "x"},
+        {"id": 3, "at": at(2024, 3, 3), "local": dt.datetime(2024, 3, 3, 1, 2, 3), "day": dt.date(2024, 3, 3),
+         "code": "0", "price": Decimal("99999999.99"), "flag": False, "note": ""},
+        {"id": 4, "at": None, "local": None, "day": None, "code": None, "price": None, "flag": None, "note": None},
+    ]
+
+
+def _cli_json(cli: Path, args: list[str]) -> dict:
+    proc = subprocess.run([str(cli), "--json", *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"iceberg {' '.join(args)}: {proc.stderr.strip()[-1500:]}")
+    return json.loads(proc.stdout)
+
+
+def text_created(out: Path, cli: Path) -> tuple[list[dict], dict, list[str]]:
+    """Tables our CLI creates from CSV with `append --create` (the table and its first
+    snapshot in one catalog step, through each catalog's own create) and then appends
+    NDJSON to: every reader must see the values the text says, types included."""
+    group = "Tables our CLI created from CSV (append --create), then appended NDJSON to"
+    folder = out / "text"
+    folder.mkdir(parents=True)
+    (folder / "in.csv").write_text(TEXT_CSV)
+    (folder / "more.ndjson").write_text(TEXT_NDJSON)
+    rows_all = _text_rows()
+    catalogs = {"text_object_store": ["--warehouse", str(folder / "hadoop"), "--catalog", "object-store"],
+                "text_sqlite": ["--warehouse", str(folder / "sql")]}
+    spec, expected, failed = [], {}, []
+    for name, catalog in catalogs.items():
+        try:
+            made = _cli_json(cli, [*catalog, "append", f"db.{name}", str(folder / "in.csv"), "--create",
+                                   "--column", "price=decimal(10, 2)", "--partition", "day(at)"])
+            first = table_meta.strip_scheme(made["metadata_location"])
+            second = append(cli, catalog, f"db.{name}", folder / "more.ndjson", "fast")
+        except RuntimeError as e:
+            failed.append(str(e))
+            print(f"foreign_appends.py: {e}", file=sys.stderr)
+            continue
+        flt = {"code_eq_007": {"op": "=", "col": "code", "value": "007"},
+               "id_ge_2": {"op": ">=", "col": "id", "value": 2},
+               "note_is_null": {"op": "is_null", "col": "note"}}
+        for state, path, rows in [(name, first, rows_all[:3]), (f"{name}+fast", second, rows_all)]:
+            meta = table_meta.load(path)
+            ours = {} if state == name else {table_meta.read_metadata(path)["current-snapshot-id"]: _added_files(meta)}
+            expected[state] = expected_state(meta, [canon_row(r, meta.fields) for r in rows], flt, ours)
+            spec.append({"name": state, "metadata": path, "group": group, "filters": flt})
+    return spec, expected, failed
+
+
 def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list[str]]:
     shutil.rmtree(out, ignore_errors=True)  # the engines' tables are made anew every time
     py = sys.executable
@@ -243,6 +314,10 @@ def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list
                 expected[states[-1][0]] = expected_state(after, rows, flt, ours)
             expected[name] = expected_state(meta, list(engine_rows[name]["scan"]), flt, {})
             spec += [{"name": n, "metadata": p, "group": group, "filters": flt} for n, p in states]
+    text_spec, text_expected, text_failed = text_created(out, cli)
+    spec += text_spec
+    expected.update(text_expected)
+    failed += text_failed
     return {"tables": spec}, {"reader": "expected", "tables": expected}, failed
 
 
