@@ -293,6 +293,13 @@ async fn spilled_partitions_roll_at_the_target_and_abort_or_drop_leave_nothing()
     let mut w = DataFileWriter::new(&io, LOCATION, &schema, &spec, None, &opts).unwrap();
     fill_40_batches(&mut w).await;
     drop(w);
+    // A run still being written keeps the folder until its task ends.
+    for _ in 0..500 {
+        if spilled() == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     assert_eq!(spilled(), 0, "drop");
 }
 

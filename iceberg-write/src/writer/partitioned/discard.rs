@@ -14,6 +14,10 @@ impl DataFileWriter {
         let mut first_error = None;
         // A round left running puts its files back first (even when it failed).
         let _ = self.settle_round().await;
+        // The spill's folder goes once a run still being written is done.
+        if let Some(mut spill) = self.spill.take() {
+            let _ = spill.finish_writing().await;
+        }
         // Files finishing in the background land first, then go with the closed ones; a
         // failed close may still have left its object.
         while let Some((path, task)) = self.closing.pop_front() {
@@ -52,7 +56,9 @@ impl DataFileWriter {
 /// a cancelled task) discards what it wrote: its open files abort their uploads themselves
 /// (`iceberg_io::FileWriter`), and the files finishing in the background or already closed
 /// are deleted by a detached task once their closes are done, so no file is left that no
-/// snapshot will reference. Without a runtime the closes are aborted and nothing is deleted.
+/// snapshot will reference. The spill's local folder goes with the writer, or once a run
+/// still being written in a task is done. Without a runtime the closes are aborted and
+/// nothing is deleted.
 impl Drop for DataFileWriter {
     fn drop(&mut self) {
         let closing: Vec<_> = self.closing.drain(..).collect();

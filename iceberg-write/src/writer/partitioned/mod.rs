@@ -305,15 +305,16 @@ impl DataFileWriter {
         let cap = self.options.max_open_files.max(1);
         // Partitions with a file, or to get one in this batch.
         let mut admitted = self.open.len();
+        let mut spilled = Vec::new();
         for group in groups {
             if group.batch.num_rows() == 0 {
                 continue;
             }
-            if let Some(spill) = &mut self.spill {
+            if let Some(spill) = &self.spill {
                 let has_file = self.open.contains_key(&group.key);
                 // Once spilled, always spilled: its rows are written together at the end.
                 if spill.contains(&group.key) || (!has_file && admitted >= cap) {
-                    spill.push(group.key, group.values, group.batch)?;
+                    spilled.push((group.key, group.values, group.batch));
                     continue;
                 }
                 if !has_file {
@@ -340,7 +341,12 @@ impl DataFileWriter {
                 last_key,
             });
         }
-        self.write_jobs(jobs, true).await
+        // After the round is started: waiting for the previous run overlaps its files.
+        self.write_jobs(jobs, true).await?;
+        match &mut self.spill {
+            Some(spill) => spill.push(spilled).await,
+            None => Ok(()),
+        }
     }
 
     /// The open file of partition `key`, taken out of the map for a task (opened when

@@ -8,10 +8,13 @@
 //! same budget at a time, whole partitions in key order (a partition larger than the budget
 //! in parts, into the same open file).
 //!
-//! Run files are written and read on the calling task, not on tokio's blocking pool: they are
-//! local, and the writer already encodes Parquet on its tasks. On the blocking pool the
-//! batches were allocated in other threads' malloc arenas, and peak memory grew by some
-//! 150 MiB more for a 16 MiB budget (glibc; `tests/memory.rs` measures it).
+//! A run is written in a task of the caller's runtime while the calling task goes on
+//! splitting input (at most one run in flight: a run starts once memory holds half the
+//! budget, so the rows filling and the rows being written stay within it together); runs are
+//! read back on the calling task while the previous group's files encode. Not on tokio's
+//! blocking pool: there the batches were allocated in other threads' malloc arenas, and peak
+//! memory grew by some 150 MiB more for a 16 MiB budget (glibc; `tests/memory.rs` measures
+//! it).
 //!
 //! The alternative, closing the least recently used file and opening a new one when its
 //! partition comes back (what the writer did before), makes a file per partition per visit
@@ -21,6 +24,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_ipc::reader::FileReader;
@@ -28,6 +32,7 @@ use arrow_ipc::writer::FileWriter;
 use arrow_schema::{ArrowError, SchemaRef};
 use arrow_select::concat::concat_batches;
 use iceberg_spec::Datum;
+use tokio::task::JoinHandle;
 
 use super::{DataFileWriter, Job, slice_bytes};
 use crate::error::{Error, Result};
@@ -59,6 +64,9 @@ struct Spilled {
     places: VecDeque<Place>,
 }
 
+/// A partition's key, values and rows of one input batch, as the writer spills them.
+pub(super) type Group = (Vec<u8>, Vec<Option<Datum>>, RecordBatch);
+
 /// A partition's key, values, places taken for a group, and whether they are its last.
 type Taken = (Vec<u8>, Vec<Option<Datum>>, Vec<Place>, bool);
 
@@ -79,11 +87,14 @@ pub(super) struct Spill {
     budget: u64,
     /// The folder the run folder is made in (`None`: the system's temporary folder).
     parent: Option<PathBuf>,
-    /// Made at the first run; removed when dropped.
-    dir: Option<tempfile::TempDir>,
+    /// Made at the first run; removed once the spill and a run still being written are
+    /// dropped.
+    dir: Option<Arc<tempfile::TempDir>>,
     partitions: BTreeMap<Vec<u8>, Spilled>,
     memory_bytes: u64,
     runs: Vec<PathBuf>,
+    /// The run being written in a task, with the bytes it holds.
+    writing: Option<(JoinHandle<Result<()>>, u64)>,
 }
 
 impl Spill {
@@ -97,6 +108,7 @@ impl Spill {
             partitions: BTreeMap::new(),
             memory_bytes: 0,
             runs: Vec::new(),
+            writing: None,
         }
     }
 
@@ -108,50 +120,73 @@ impl Spill {
     /// The run folder, when one was made.
     #[cfg(test)]
     pub(super) fn dir(&self) -> Option<&Path> {
-        self.dir.as_ref().map(tempfile::TempDir::path)
+        self.dir.as_deref().map(tempfile::TempDir::path)
     }
 
-    /// Keeps `rows` of partition `key`; writes a run when memory holds the budget.
+    /// Keeps the spilled groups of one input batch (`groups`: partition key, values, rows);
+    /// starts a run once memory holds half the budget.
     ///
     /// # Errors
-    /// Creating the run folder or writing the run file failed.
-    pub(super) fn push(
+    /// Creating the run folder or writing the previous run file failed.
+    pub(super) async fn push(
         &mut self,
-        key: Vec<u8>,
-        values: Vec<Option<Datum>>,
-        rows: RecordBatch,
+        groups: Vec<(Vec<u8>, Vec<Option<Datum>>, RecordBatch)>,
     ) -> Result<()> {
-        // A group is a slice of its batch's rows: kept as it is, it would hold the whole
-        // batch while the budget counts only its own rows.
-        let rows = if slice_bytes(&rows).saturating_mul(2) < rows.get_array_memory_size() as u64 {
-            let all = arrow_array::UInt32Array::from_iter_values(0..rows.num_rows() as u32);
-            arrow_select::take::take_record_batch(&rows, &all)
-                .map_err(|e| Error::arrow("<spill>", e))?
-        } else {
-            rows
+        let Some(first) = groups.first() else {
+            return Ok(());
         };
-        self.memory_bytes += slice_bytes(&rows);
-        self.partitions
-            .entry(key)
-            .or_insert_with(|| Spilled {
-                values,
-                places: VecDeque::new(),
-            })
-            .places
-            .push_back(Place::Memory(rows));
-        if self.memory_bytes >= self.budget {
-            self.write_run()?;
+        // The groups are slices of one batch, which they hold whole: when they are most of
+        // it they are kept as they are and the batch is counted, otherwise their rows are
+        // copied out once, together (a copy per group costs an allocation per column and
+        // group, which dominates at hundreds of partitions per batch).
+        let held = first.2.get_array_memory_size() as u64;
+        let spilled: u64 = groups.iter().map(|(_, _, rows)| slice_bytes(rows)).sum();
+        let groups = if spilled.saturating_mul(2) < held {
+            self.memory_bytes += spilled;
+            compact(&self.schema, groups)?
+        } else {
+            self.memory_bytes += held;
+            groups
+        };
+        for (key, values, rows) in groups {
+            self.partitions
+                .entry(key)
+                .or_insert_with(|| Spilled {
+                    values,
+                    places: VecDeque::new(),
+                })
+                .places
+                .push_back(Place::Memory(rows));
+        }
+        if self.memory_bytes >= self.budget / 2 {
+            self.finish_writing().await?;
+            self.start_run()?;
         }
         Ok(())
     }
 
-    /// Moves every partition's rows in memory into a new run file: one batch per partition.
-    fn write_run(&mut self) -> Result<()> {
+    /// Waits for the run being written, if any.
+    pub(super) async fn finish_writing(&mut self) -> Result<()> {
+        if let Some((task, _)) = self.writing.take() {
+            task.await.map_err(|e| {
+                spill_error(
+                    Path::new("<spill>"),
+                    std::io::Error::other(format!("the run's task failed: {e}")),
+                )
+            })??;
+        }
+        Ok(())
+    }
+
+    /// Moves every partition's rows in memory into a new run file, one batch per partition,
+    /// written in a task.
+    fn start_run(&mut self) -> Result<()> {
         let dir = self.run_dir()?;
-        let path = dir.join(format!("run-{}.arrow", self.runs.len()));
+        let path = dir.path().join(format!("run-{}.arrow", self.runs.len()));
+        let run = self.runs.len();
         // Rows in memory are always the newest of their partition: they are the tail.
-        let mut taken: Vec<(Vec<u8>, Vec<RecordBatch>)> = Vec::new();
-        for (key, spilled) in &mut self.partitions {
+        let mut taken: Vec<Vec<RecordBatch>> = Vec::new();
+        for spilled in self.partitions.values_mut() {
             let mut tail = Vec::new();
             while let Some(Place::Memory(_)) = spilled.places.back() {
                 if let Some(Place::Memory(rows)) = spilled.places.pop_back() {
@@ -160,46 +195,65 @@ impl Spill {
             }
             if !tail.is_empty() {
                 tail.reverse();
-                taken.push((key.clone(), tail));
+                let bytes = tail.iter().map(slice_bytes).sum();
+                spilled.places.push_back(Place::Run {
+                    run,
+                    batch: taken.len(),
+                    bytes,
+                });
+                taken.push(tail);
             }
         }
-        let written = write_run_file(&path, &self.schema, taken)?;
-        let run = self.runs.len();
-        self.runs.push(path);
-        for (batch, (key, bytes)) in written.into_iter().enumerate() {
-            if let Some(spilled) = self.partitions.get_mut(&key) {
-                spilled.places.push_back(Place::Run { run, batch, bytes });
-            }
-        }
+        self.runs.push(path.clone());
+        let schema = self.schema.clone();
+        // The task keeps the folder: a spill dropped meanwhile removes it after the task.
+        let task = tokio::spawn(async move {
+            let written = write_run_file(&path, &schema, taken);
+            drop(dir);
+            written
+        });
+        self.writing = Some((task, self.memory_bytes));
         self.memory_bytes = 0;
         Ok(())
     }
 
-    fn run_dir(&mut self) -> Result<PathBuf> {
+    /// Puts the rows still in memory into a run when runs exist, and waits for every run to
+    /// be written: then [`Spill::next_group`] reads memory one group at a time.
+    ///
+    /// # Errors
+    /// Writing a run file failed.
+    pub(super) async fn settle(&mut self) -> Result<()> {
+        self.finish_writing().await?;
+        if !self.runs.is_empty() && self.memory_bytes > 0 {
+            // Rows in memory would otherwise wait there while groups are read back: memory
+            // holds one group at a time, not a group and the rest.
+            self.start_run()?;
+            self.finish_writing().await?;
+        }
+        Ok(())
+    }
+
+    fn run_dir(&mut self) -> Result<Arc<tempfile::TempDir>> {
         if let Some(dir) = &self.dir {
-            return Ok(dir.path().to_path_buf());
+            return Ok(dir.clone());
         }
         let parent = self.parent.clone().unwrap_or_else(std::env::temp_dir);
         let dir = tempfile::Builder::new()
             .prefix("iceberg-spill-")
             .tempdir_in(&parent)
             .map_err(|e| spill_error(&parent, e))?;
-        let path = dir.path().to_path_buf();
-        self.dir = Some(dir);
-        Ok(path)
+        let dir = Arc::new(dir);
+        self.dir = Some(dir.clone());
+        Ok(dir)
     }
 
     /// The next rows to write: whole partitions in key order while they fit in the budget
     /// (at least one batch), the last one possibly in part; `None` when the spill is empty.
+    /// Call [`Spill::settle`] first.
     ///
     /// # Errors
     /// Reading a run file failed.
     pub(super) fn next_group(&mut self) -> Result<Option<Vec<Piece>>> {
-        if !self.runs.is_empty() && self.memory_bytes > 0 {
-            // Rows in memory would otherwise wait there while groups are read back: memory
-            // holds one group at a time, not a group and the rest.
-            self.write_run()?;
-        }
         let mut taken: Vec<Taken> = Vec::new();
         let mut bytes = 0u64;
         while bytes < self.budget
@@ -239,6 +293,7 @@ impl DataFileWriter {
         // Each group is read back while the previous one's files still encode (a round left
         // running); its partitions close once that round is settled.
         let mut finished: Vec<Vec<u8>> = Vec::new();
+        spill.settle().await?;
         loop {
             let group = spill.next_group()?;
             self.settle_round().await?;
@@ -266,24 +321,37 @@ impl DataFileWriter {
     }
 }
 
-/// Writes each partition's batches, concatenated, as one batch of a new IPC file; returns
-/// each written batch's partition key and size in memory, in file order.
+/// Writes each partition's batches, concatenated, as one batch of a new IPC file, in order.
 fn write_run_file(
     path: &Path,
     schema: &SchemaRef,
-    partitions: Vec<(Vec<u8>, Vec<RecordBatch>)>,
-) -> Result<Vec<(Vec<u8>, u64)>> {
+    partitions: Vec<Vec<RecordBatch>>,
+) -> Result<()> {
     let ipc = |e: ArrowError| spill_error(path, std::io::Error::other(e));
     let file = File::create(path).map_err(|e| spill_error(path, e))?;
     let mut writer = FileWriter::try_new_buffered(file, schema).map_err(ipc)?;
-    let mut written = Vec::with_capacity(partitions.len());
-    for (key, batches) in partitions {
+    for batches in partitions {
         let rows = concat_batches(schema, &batches).map_err(ipc)?;
         writer.write(&rows).map_err(ipc)?;
-        written.push((key, slice_bytes(&rows)));
     }
     writer.finish().map_err(ipc)?;
-    Ok(written)
+    Ok(())
+}
+
+/// The rows of `groups` (slices of one batch) copied into one batch, and each group's rows
+/// as a slice of it.
+fn compact(schema: &SchemaRef, groups: Vec<Group>) -> Result<Vec<Group>> {
+    let all = concat_batches(schema, groups.iter().map(|(_, _, rows)| rows))
+        .map_err(|e| Error::arrow("<spill>", e))?;
+    let mut start = 0;
+    Ok(groups
+        .into_iter()
+        .map(|(key, values, rows)| {
+            let len = rows.num_rows();
+            start += len;
+            (key, values, all.slice(start - len, len))
+        })
+        .collect())
 }
 
 /// Reads the places of each taken partition back and concatenates them into its piece.
@@ -348,49 +416,58 @@ mod tests {
 
     use super::*;
 
-    fn rows(schema: &SchemaRef, ids: std::ops::Range<i64>) -> RecordBatch {
-        RecordBatch::try_new(
-            schema.clone(),
-            vec![Arc::new(Int64Array::from_iter_values(ids))],
-        )
-        .unwrap()
-    }
-
-    /// Partition `p` gets ids `p*1000 + i` for its `i`th row, in arrival order.
-    fn filled(budget: u64, parent: &Path) -> (Spill, BTreeMap<Vec<u8>, Vec<i64>>) {
+    /// Partition `p` gets ids `p*1000 + i` for its `i`th row, in arrival order; each round's
+    /// rows of the three partitions are slices of one batch, of which the spill takes
+    /// `kept` (all three, or only partition 3's).
+    async fn filled(
+        budget: u64,
+        parent: &Path,
+        kept: &[u8],
+    ) -> (Spill, BTreeMap<Vec<u8>, Vec<i64>>) {
         let schema: SchemaRef =
             Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
         let mut spill = Spill::new(schema.clone(), budget, Some(parent.to_path_buf()));
         let mut expected: BTreeMap<Vec<u8>, Vec<i64>> = BTreeMap::new();
         for round in 0..20i64 {
+            let mut ids = Vec::new();
             for p in [3u8, 1, 2] {
                 let first = i64::from(p) * 1000 + round * 10;
-                let ids = first..first + 10;
-                expected.entry(vec![p]).or_default().extend(ids.clone());
-                spill
-                    .push(
-                        vec![p],
-                        vec![Some(Datum::int(i32::from(p)))],
-                        rows(&schema, ids),
-                    )
-                    .unwrap();
+                ids.extend(first..first + 10);
             }
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(Int64Array::from_iter_values(ids))],
+            )
+            .unwrap();
+            let mut groups = Vec::new();
+            for (i, p) in [3u8, 1, 2].into_iter().enumerate() {
+                if kept.contains(&p) {
+                    let rows = batch.slice(i * 10, 10);
+                    let ids = rows.column(0).as_primitive::<Int64Type>();
+                    expected
+                        .entry(vec![p])
+                        .or_default()
+                        .extend(ids.values().iter());
+                    groups.push((vec![p], vec![Some(Datum::int(i32::from(p)))], rows));
+                }
+            }
+            spill.push(groups).await.unwrap();
         }
         (spill, expected)
     }
 
-    #[test]
-    fn rows_come_back_per_partition_in_order_within_the_budget() {
-        let parent = tempfile::tempdir().unwrap();
-        // 10 ids of 8 bytes per push: a run every 4 pushes, groups of ~320 bytes.
-        let (mut spill, expected) = filled(320, parent.path());
-        let dir = spill.dir().unwrap().to_path_buf();
-        assert!(std::fs::read_dir(&dir).unwrap().count() > 5, "runs written");
+    /// Every group's rows, checked for budget and values, by partition, and the partitions in
+    /// the order they were finished.
+    async fn drained(spill: &mut Spill, budget: usize) -> (BTreeMap<Vec<u8>, Vec<i64>>, Vec<u8>) {
+        spill.settle().await.unwrap();
         let mut got: BTreeMap<Vec<u8>, Vec<i64>> = BTreeMap::new();
         let mut order = Vec::new();
         while let Some(group) = spill.next_group().unwrap() {
             let bytes: usize = group.iter().map(|p| p.rows.num_rows() * 8).sum();
-            assert!(bytes <= 320 + 80, "a group holds about the budget: {bytes}");
+            assert!(
+                bytes <= budget + 80,
+                "a group holds about the budget: {bytes}"
+            );
             for piece in group {
                 assert_eq!(
                     piece.values,
@@ -405,21 +482,62 @@ mod tests {
                 }
             }
         }
+        (got, order)
+    }
+
+    #[tokio::test]
+    async fn rows_come_back_per_partition_in_order_within_the_budget() {
+        let parent = tempfile::tempdir().unwrap();
+        // 30 ids of 8 bytes per push: a run every push or two, groups of ~320 bytes.
+        let (mut spill, expected) = filled(320, parent.path(), &[1, 2, 3]).await;
+        let dir = spill.dir().unwrap().to_path_buf();
+        let (got, order) = drained(&mut spill, 320).await;
+        assert!(std::fs::read_dir(&dir).unwrap().count() > 5, "runs written");
         assert_eq!(got, expected, "every row once, in arrival order");
         assert_eq!(order, [1, 2, 3], "partitions in key order");
         drop(spill);
         assert!(!dir.exists(), "the run folder goes with the spill");
     }
 
-    #[test]
-    fn a_spill_within_the_budget_writes_no_file() {
+    #[tokio::test]
+    async fn a_spill_within_the_budget_writes_no_file() {
         let parent = tempfile::tempdir().unwrap();
-        let (mut spill, expected) = filled(1 << 20, parent.path());
+        let (mut spill, expected) = filled(1 << 20, parent.path(), &[1, 2, 3]).await;
         assert!(spill.dir().is_none());
+        spill.settle().await.unwrap();
         let group = spill.next_group().unwrap().unwrap();
         assert_eq!(group.len(), expected.len());
         assert!(group.iter().all(|p| p.last));
         assert!(spill.next_group().unwrap().is_none());
         assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_small_share_of_a_batch_is_copied_out_and_counted_as_its_rows() {
+        let parent = tempfile::tempdir().unwrap();
+        // Partition 3's 10 rows are a third of each batch: kept as slices they would hold
+        // the whole batch, so they are copied out and count 80 bytes each.
+        let (mut spill, expected) = filled(1 << 20, parent.path(), &[3]).await;
+        assert_eq!(spill.memory_bytes, 20 * 80);
+        let (got, order) = drained(&mut spill, 1 << 20).await;
+        assert_eq!(got, expected);
+        assert_eq!(order, [3]);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_spill_leaves_no_folder_while_a_run_is_written() {
+        let parent = tempfile::tempdir().unwrap();
+        let (spill, _) = filled(320, parent.path(), &[1, 2, 3]).await;
+        assert!(spill.dir().is_some(), "runs written");
+        drop(spill);
+        // The last run's task may still hold the folder: it goes when the task ends.
+        let left = || std::fs::read_dir(parent.path()).unwrap().count();
+        for _ in 0..200 {
+            if left() == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(left(), 0, "the run folder outlived the spill and its task");
     }
 }
