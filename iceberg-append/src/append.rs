@@ -17,6 +17,7 @@ use uuid::Uuid;
 use crate::cache::MetadataCache;
 use crate::env::Environment;
 use crate::error::{Error, Result};
+use crate::evolve::SchemaEvolution;
 use crate::manifest::{ManifestContext, StatusCounts, decode_manifest, encode_manifests};
 use crate::manifest_list::{ManifestList, encode_manifest_list_onto};
 use crate::merge::{
@@ -252,24 +253,50 @@ pub async fn prepare_append_with_mode(
     mode: AppendMode,
     env: &dyn Environment,
 ) -> Result<AppendResult> {
-    Ok(
-        start_append(io, table, data_files, extra_summary, mode, env, None)
-            .await?
-            .1,
-    )
+    let input = AppendInput {
+        data_files,
+        extra_summary,
+        mode,
+        evolution: None,
+    };
+    Ok(start_append(io, table, input, env, None).await?.1)
+}
+
+/// What an append adds, besides the table it goes to.
+#[derive(Debug)]
+pub(crate) struct AppendInput {
+    pub(crate) data_files: Vec<DataFile>,
+    pub(crate) extra_summary: BTreeMap<String, String>,
+    pub(crate) mode: AppendMode,
+    /// The schema change made with it, if any.
+    pub(crate) evolution: Option<SchemaEvolution>,
 }
 
 /// Writes the manifests once and plans attempt 1; the pending append serves the retries.
 pub(crate) async fn start_append(
     io: &FileIo,
     table: &Table,
-    data_files: Vec<DataFile>,
-    extra_summary: BTreeMap<String, String>,
-    mode: AppendMode,
+    input: AppendInput,
     env: &dyn Environment,
     cache: Option<&MetadataCache>,
 ) -> Result<(PendingAppend, AppendResult)> {
-    let meta = &table.metadata;
+    let AppendInput {
+        data_files,
+        extra_summary,
+        mode,
+        evolution,
+    } = input;
+    // The manifests' header names the schema the files were written with.
+    let evolved;
+    let meta = match &evolution {
+        Some(evolution) => {
+            let mut meta = table.metadata.clone();
+            evolution.apply(&table.metadata.location, &mut meta)?;
+            evolved = meta;
+            &evolved
+        }
+        None => &table.metadata,
+    };
     check_files(meta, &data_files)?;
     let props = TableProperties::parse(&meta.properties)?;
     let mut snapshot_id = env.new_snapshot_id();
@@ -288,6 +315,7 @@ pub(crate) async fn start_append(
         branch: MAIN_BRANCH.to_string(),
         mode,
         merged: HashMap::new(),
+        evolution,
     };
     let result = pending.attempt(io, table, 1, env, cache).await?;
     Ok((pending, result))
@@ -325,6 +353,8 @@ pub(crate) struct PendingAppend {
     pub(crate) mode: AppendMode,
     /// Merged manifests written so far, by the paths they replace (reused across attempts).
     pub(crate) merged: HashMap<Vec<String>, ManifestFile>,
+    /// Made current on every attempt's base before the snapshot is planned.
+    pub(crate) evolution: Option<SchemaEvolution>,
 }
 
 impl PendingAppend {
@@ -337,7 +367,16 @@ impl PendingAppend {
         env: &dyn Environment,
         cache: Option<&MetadataCache>,
     ) -> Result<AppendResult> {
-        let meta = &base.metadata;
+        let evolved;
+        let meta = match &self.evolution {
+            Some(evolution) => {
+                let mut meta = base.metadata.clone();
+                evolution.apply(&base.metadata.location, &mut meta)?;
+                evolved = meta;
+                &evolved
+            }
+            None => &base.metadata,
+        };
         let parent_list = meta
             .branch_head(&self.branch)
             .and_then(|s| s.manifest_list.clone());

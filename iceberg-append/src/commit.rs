@@ -24,10 +24,11 @@ use std::time::{Duration, Instant};
 
 use iceberg_spec::{DataFile, TableProperties};
 
-use crate::append::{AppendMode, AppendResult, PendingAppend, start_append};
+use crate::append::{AppendInput, AppendMode, AppendResult, PendingAppend, start_append};
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
 use crate::error::{Error, Result};
+use crate::evolve::SchemaEvolution;
 
 /// A landed append.
 #[derive(Debug, Clone)]
@@ -94,14 +95,56 @@ pub async fn commit_append_with_mode(
     mode: Option<AppendMode>,
     env: &dyn Environment,
 ) -> Result<CommitOutcome> {
+    let input = AppendInput {
+        data_files,
+        extra_summary,
+        mode: mode.unwrap_or(AppendMode::Fast),
+        evolution: None,
+    };
+    commit_input(catalog, ident, input, mode.is_none(), env).await
+}
+
+/// As [`commit_append_with_mode`], making `evolution` the table's current schema in the same
+/// commit (the data files were written with [`SchemaEvolution::schema`]).
+///
+/// # Errors
+/// As [`commit_append`]; [`Error::SchemaConflict`] when a concurrent schema change means the
+/// files would not read as written (the manifests this commit wrote are deleted).
+pub async fn commit_evolving_append(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    data_files: Vec<DataFile>,
+    evolution: SchemaEvolution,
+    extra_summary: BTreeMap<String, String>,
+    mode: Option<AppendMode>,
+    env: &dyn Environment,
+) -> Result<CommitOutcome> {
+    let input = AppendInput {
+        data_files,
+        extra_summary,
+        mode: mode.unwrap_or(AppendMode::Fast),
+        evolution: Some(evolution),
+    };
+    commit_input(catalog, ident, input, mode.is_none(), env).await
+}
+
+/// The commit loop; `mode_from_table`: the input's mode is replaced by the table's.
+async fn commit_input(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    mut input: AppendInput,
+    mode_from_table: bool,
+    env: &dyn Environment,
+) -> Result<CommitOutcome> {
     let cache = catalog.metadata_cache();
     let mut base = catalog.load_table(ident).await?;
     let io = catalog.table_io(&base);
     let props = TableProperties::parse(&base.metadata.properties)?;
     let retry = props.commit_retry;
-    let mode = mode.unwrap_or_else(|| AppendMode::from_properties(&props));
-    let (mut pending, first) =
-        start_append(&io, &base, data_files, extra_summary, mode, env, cache).await?;
+    if mode_from_table {
+        input.mode = AppendMode::from_properties(&props);
+    }
+    let (mut pending, first) = start_append(&io, &base, input, env, cache).await?;
     let started = Instant::now();
     let mut lists = vec![first.manifest_list.clone()];
     let mut result: AppendResult = first;
@@ -225,7 +268,18 @@ pub async fn commit_append_with_mode(
             return Err(give_up(&io, ident, &pending, &lists, attempt, why, &uncertain).await);
         }
         attempt += 1;
-        result = pending.attempt(&io, &base, attempt, env, cache).await?;
+        result = match pending.attempt(&io, &base, attempt, env, cache).await {
+            Ok(result) => result,
+            Err(conflict @ Error::SchemaConflict { .. }) => {
+                // Nothing landed (our snapshot was not there): nothing of ours is kept.
+                if let Some(why) = uncertain {
+                    return Err(unknown(ident, &pending, &conflict, &why));
+                }
+                cleanup(&io, written(&pending, &lists, &[])).await;
+                return Err(conflict);
+            }
+            Err(e) => return Err(e),
+        };
         lists.push(result.manifest_list.clone());
     }
 }

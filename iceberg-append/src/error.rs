@@ -52,6 +52,16 @@ pub enum Error {
         /// The location the catalog holds now.
         found: Option<String>,
     },
+    /// An append that evolves the schema found the table's schema changed so that its data
+    /// files would not read as written (see [`crate::evolve`]); files it wrote were cleaned
+    /// up and nothing was committed.
+    #[error("schema conflict on {table}: {reason}; write the data again against the new schema")]
+    SchemaConflict {
+        /// The table.
+        table: String,
+        /// What changed.
+        reason: String,
+    },
     /// The commit failed for certain; files it wrote were cleaned up.
     #[error(
         "commit of snapshot {snapshot_id} to {table} failed after {attempts} attempt(s): {reason}"

@@ -12,6 +12,8 @@
 //! - [`append`]: [`prepare_append`] writes manifests and a manifest list, commits nothing.
 //! - [`table`]: loading, creating and naming metadata files.
 //! - [`catalog`], [`commit`]: the pointer swap, with retries that never double-commit.
+//! - [`evolve`]: an append that evolves the table's schema in the same commit
+//!   ([`SchemaEvolution`]).
 //! - [`create`]: a table and its first append in one catalog step ([`stage_create`],
 //!   [`commit_create_append`]).
 //! - [`cache`]: parsed metadata files and manifest lists, so repeated commits do not re-read.
@@ -52,6 +54,7 @@ pub mod commit;
 pub mod create;
 pub mod env;
 pub mod error;
+pub mod evolve;
 pub mod manifest;
 pub mod manifest_list;
 pub mod merge;
@@ -65,10 +68,14 @@ pub use append::{
 };
 pub use cache::MetadataCache;
 pub use catalog::{Catalog, InMemoryCatalog, NamespaceIdent, TableIdent};
-pub use commit::{CommitOutcome, commit_append, commit_append_with_mode, commit_fast_append};
+pub use commit::{
+    CommitOutcome, commit_append, commit_append_with_mode, commit_evolving_append,
+    commit_fast_append,
+};
 pub use create::{commit_create_append, stage_create};
 pub use env::{DeterministicEnvironment, Environment, SystemEnvironment};
 pub use error::{Error, Result};
+pub use evolve::SchemaEvolution;
 pub use summary::{ICEBERG_VERSION_KEY, LIBRARY_VERSION};
 pub use table::{
     Table, TableCreation, create_table, metadata_dir, metadata_file_name, next_metadata_version,

@@ -21,6 +21,15 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
+    /// A schema change the evolution rules refuse (a narrowing, an incompatible type, a
+    /// required column that cannot be added, a name that matches twice).
+    #[error("cannot evolve column `{column}`: {reason}")]
+    SchemaEvolution {
+        /// Full (dotted) name of the column.
+        column: String,
+        /// Why the change was refused.
+        reason: String,
+    },
     /// A field id that the schema does not contain.
     #[error("field id {id} is not in the schema")]
     FieldNotFound {

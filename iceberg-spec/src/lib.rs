@@ -12,6 +12,8 @@
 //! - [`data_file`], [`manifest`]: the records a commit writes (data files, manifest entries,
 //!   manifest-list rows).
 //! - [`snapshot`]: snapshots, summaries, refs and log entries.
+//! - [`evolution`]: schema evolution by the spec's rules (union by name, type promotion) and
+//!   the metadata edit that makes a schema current.
 //! - [`table_metadata`]: the `metadata.json` document, parsed, validated and written.
 //! - [`properties`]: typed table properties with Java's defaults.
 
@@ -19,6 +21,7 @@ pub mod codec;
 pub mod data_file;
 pub mod datum;
 pub mod error;
+pub mod evolution;
 pub mod manifest;
 pub mod partition;
 pub mod properties;

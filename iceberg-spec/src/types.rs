@@ -408,6 +408,24 @@ impl From<PrimitiveType> for Type {
     }
 }
 
+impl From<StructType> for Type {
+    fn from(s: StructType) -> Self {
+        Self::Struct(s)
+    }
+}
+
+impl From<ListType> for Type {
+    fn from(l: ListType) -> Self {
+        Self::List(l)
+    }
+}
+
+impl From<MapType> for Type {
+    fn from(m: MapType) -> Self {
+        Self::Map(m)
+    }
+}
+
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

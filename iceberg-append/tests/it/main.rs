@@ -1,10 +1,11 @@
 //! The crate's integration tests, one binary (each binary links the whole dependency tree):
-//! append laws, commit outcomes, golden output, the manifest codec, shared tables and sorted
-//! writes.
+//! append laws, commit outcomes, golden output, the manifest codec, schema evolution,
+//! shared tables and sorted writes.
 
 mod append_laws;
 mod commit_outcomes;
 mod golden;
 mod manifest_codec;
+mod schema_evolution;
 mod shared_tables;
 mod write_sorted;

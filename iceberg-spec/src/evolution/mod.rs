@@ -1,0 +1,165 @@
+//! Schema evolution: the spec's rules for changing a table's schema without rewriting data.
+//!
+//! Spec: "Schema Evolution" (valid type promotions, struct evolution, new ids from
+//! `last-column-id`). [`union_by_name`] evolves a table schema to take every column of an
+//! input schema, as Java's `UpdateSchema.unionByNameWith` and PyIceberg's
+//! `update_schema().union_by_name()` do; [`add_current_schema`] is the metadata edit that
+//! makes the result current (reusing an equal schema's id, as Java does).
+//!
+//! Promotions follow Java 1.10's `TypeUtil.isPromotionAllowed`: `int` to `long`, `float` to
+//! `double`, `decimal(P, S)` to `decimal(P', S)` with `P' > P`. The v3 spec also allows
+//! `date` to `timestamp`/`timestamp_ns` and `unknown` to any type, but Java 1.10 reads neither
+//! promotion, so a table evolved that way would read differently there: they are refused.
+
+mod union;
+
+use crate::error::Result;
+use crate::schema::Schema;
+use crate::table_metadata::TableMetadata;
+use crate::types::PrimitiveType;
+
+pub use union::union_by_name;
+
+/// How [`union_by_name`] matches and relaxes columns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnionOptions {
+    /// Match input names to table names ignoring ASCII case (a name that then matches two
+    /// table columns, or two input columns that match one, is refused).
+    pub case_insensitive: bool,
+    /// Keep required table columns required when the input has them optional (Java and
+    /// PyIceberg make them optional; an ingest whose input types are inferred as nullable
+    /// would otherwise relax every required column).
+    pub keep_required: bool,
+}
+
+/// One change [`union_by_name`] made, by full column name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaChange {
+    /// A column added with this id (its nested fields got the ids after it).
+    Added {
+        /// Full name of the new column.
+        column: String,
+        /// Its field id.
+        id: i32,
+    },
+    /// A primitive column promoted to a wider type.
+    Widened {
+        /// Full name of the column.
+        column: String,
+        /// The type before.
+        from: PrimitiveType,
+        /// The type after.
+        to: PrimitiveType,
+    },
+    /// A required column made optional.
+    MadeOptional {
+        /// Full name of the column.
+        column: String,
+    },
+    /// A column's doc replaced by the input's.
+    DocUpdated {
+        /// Full name of the column.
+        column: String,
+    },
+}
+
+impl std::fmt::Display for SchemaChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Added { column, id } => write!(f, "added `{column}` (id {id})"),
+            Self::Widened { column, from, to } => write!(f, "widened `{column}` {from} -> {to}"),
+            Self::MadeOptional { column } => write!(f, "made `{column}` optional"),
+            Self::DocUpdated { column } => write!(f, "updated the doc of `{column}`"),
+        }
+    }
+}
+
+/// The result of an evolution: the new schema (with the base's schema id until
+/// [`add_current_schema`] gives it one), the table's new `last-column-id`, and the changes.
+#[derive(Debug, Clone)]
+pub struct EvolvedSchema {
+    /// The evolved schema.
+    pub schema: Schema,
+    /// The highest field id ever assigned, the new schema's included.
+    pub last_column_id: i32,
+    /// What changed; empty when the input already fit.
+    pub changes: Vec<SchemaChange>,
+}
+
+impl EvolvedSchema {
+    /// Whether the input already fit the base schema.
+    pub fn is_unchanged(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
+/// Whether values of type `from` may be read as `to` after a schema change (equal types
+/// included); see the module docs for the promotions allowed.
+pub fn is_promotion_allowed(from: &PrimitiveType, to: &PrimitiveType) -> bool {
+    if from == to {
+        return true;
+    }
+    match (from, to) {
+        (PrimitiveType::Int, PrimitiveType::Long)
+        | (PrimitiveType::Float, PrimitiveType::Double) => true,
+        (
+            PrimitiveType::Decimal {
+                precision: p,
+                scale: s,
+            },
+            PrimitiveType::Decimal {
+                precision: p2,
+                scale: s2,
+            },
+        ) => s == s2 && p2 >= p,
+        _ => false,
+    }
+}
+
+/// Makes `schema` the current schema of `metadata`: an existing schema with the same fields
+/// and identifier fields is reused (as Java's metadata builder does), otherwise `schema` is
+/// added with the next schema id; `last-column-id` becomes at least `last_column_id`.
+/// Returns the current schema id.
+///
+/// # Errors
+/// When the metadata's format version cannot hold a type of the schema.
+pub fn add_current_schema(
+    metadata: &mut TableMetadata,
+    schema: &Schema,
+    last_column_id: i32,
+) -> Result<i32> {
+    let needed = schema.min_format_version();
+    if needed > metadata.format_version.number() {
+        return Err(crate::error::Error::FormatVersionTooLow {
+            feature: "a type of the evolved schema".into(),
+            required: needed,
+            found: metadata.format_version.number(),
+        });
+    }
+    let existing = metadata.schemas.iter().find(|s| {
+        s.as_struct() == schema.as_struct()
+            && s.identifier_field_ids() == schema.identifier_field_ids()
+    });
+    let id = match existing {
+        Some(s) => s.schema_id(),
+        None => {
+            let id = metadata
+                .schemas
+                .iter()
+                .map(Schema::schema_id)
+                .max()
+                .map_or(0, |m| m + 1);
+            metadata.schemas.push(schema.clone().with_schema_id(id));
+            id
+        }
+    };
+    metadata.current_schema_id = id;
+    metadata.last_column_id = metadata
+        .last_column_id
+        .max(last_column_id)
+        .max(schema.highest_field_id());
+    Ok(id)
+}
+
+#[cfg(test)]
+mod tests;
