@@ -294,6 +294,10 @@ pub(crate) struct AppendArgs {
     /// The table definition used with `--create`.
     #[command(flatten)]
     pub(crate) def: TableDefArgs,
+    /// Evolve the table's schema to take the inputs' columns, in the same commit: add the
+    /// columns it lacks, widen types a typed input promotes (`--column` widens for text).
+    #[arg(long)]
+    pub(crate) evolve: bool,
     /// Merge small manifests as Java's default append does.
     #[arg(long, conflicts_with = "fast")]
     pub(crate) merge: bool,

@@ -18,15 +18,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use arrow_array::RecordBatch;
 use iceberg_append::{
-    AppendMode, SystemEnvironment, Table, TableCreation, TableIdent, commit_append_with_mode,
-    commit_create_append, stage_create,
+    AppendMode, SchemaEvolution, SystemEnvironment, Table, TableCreation, TableIdent,
+    commit_append_with_mode, commit_create_append, commit_evolving_append, stage_create,
 };
-use iceberg_spec::DataFile;
+use iceberg_spec::{DataFile, Schema};
 use iceberg_write::{DataFileWriter, WriteOptions};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::create;
+use super::{create, evolve};
 use crate::catalog::{OpenCatalog, parse_table_name};
 use crate::cli::{AppendArgs, Cli, InputFormat};
 use crate::error::{Error, Result};
@@ -52,6 +52,8 @@ struct Outcome {
     input_bytes: u64,
     /// The definition of the table this run created.
     created: Option<TableCreation>,
+    /// What `--evolve` changed in the table's schema.
+    schema_changes: Vec<String>,
 }
 
 /// Runs `iceberg append`.
@@ -84,8 +86,8 @@ pub(crate) async fn run(cli: &Cli, args: &AppendArgs) -> Result<()> {
 
 /// Where the rows go: a table that exists, or one this command creates with them.
 enum Destination {
-    /// The table exists.
-    Existing(Table),
+    /// The table exists (and its schema evolves with the rows when given).
+    Existing(Table, Option<SchemaEvolution>),
     /// Created in the same catalog step as the first snapshot.
     Staged(Table, Box<TableCreation>),
 }
@@ -99,9 +101,12 @@ async fn append(
     inputs: &[Input],
     progress: &Progress,
 ) -> Result<Option<Outcome>> {
+    // With --evolve, --column and --infer-rows shape the evolution.
+    let shaping = |o: &&str| !(args.evolve && matches!(*o, "--column" | "--infer-rows"));
+    let given: Vec<&str> = args.def.given().into_iter().filter(shaping).collect();
     let creation = match open.catalog.load_table(ident).await {
-        Ok(_) if !args.def.given().is_empty() || args.dry_run => {
-            let mut given = args.def.given();
+        Ok(_) if !given.is_empty() || args.dry_run => {
+            let mut given = given;
             if args.dry_run {
                 given.push("--dry-run");
             }
@@ -114,11 +119,16 @@ async fn append(
             )));
         }
         Ok(t) => {
+            let evolution = if args.evolve {
+                evolve::plan(args, inputs, &t.metadata)?
+            } else {
+                None
+            };
             return write_and_commit(
                 args,
                 open,
                 ident,
-                Destination::Existing(t),
+                Destination::Existing(t, evolution),
                 inputs,
                 progress,
             )
@@ -190,7 +200,7 @@ async fn append(
                     args,
                     open,
                     ident,
-                    Destination::Existing(table),
+                    Destination::Existing(table, None),
                     inputs,
                     progress,
                 )
@@ -227,11 +237,16 @@ async fn write_and_commit(
     inputs: &[Input],
     progress: &Progress,
 ) -> Result<Outcome> {
-    let table = match &destination {
-        Destination::Existing(t) | Destination::Staged(t, _) => t,
+    let (table, evolution) = match &destination {
+        Destination::Existing(t, e) => (t, e.as_ref()),
+        Destination::Staged(t, _) => (t, None),
     };
     let io = open.catalog.table_io(table);
-    let (files, rows) = write_files(args, &io, table, inputs, progress).await?;
+    let schema = match evolution {
+        Some(e) => e.schema().clone(),
+        None => table.metadata.current_schema()?.clone(),
+    };
+    let (files, rows) = write_files(args, &io, table, &schema, inputs, progress).await?;
     let input_bytes = inputs.iter().map(|i| i.size).sum();
     let mut outcome = Outcome {
         snapshot_id: None,
@@ -240,6 +255,7 @@ async fn write_and_commit(
         rows,
         input_bytes,
         created: None,
+        schema_changes: Vec::new(),
     };
     let mode = match (args.merge, args.fast) {
         (true, _) => Some(AppendMode::Merge),
@@ -247,7 +263,7 @@ async fn write_and_commit(
         _ => None,
     };
     let committed = match (&destination, outcome.files.is_empty()) {
-        (Destination::Existing(_), true) => return Ok(outcome),
+        (Destination::Existing(..), true) => return Ok(outcome),
         (Destination::Staged(_, creation), true) => {
             // No rows: a typed definition still makes a table (empty, as Java's create does).
             let typed = args
@@ -270,7 +286,19 @@ async fn write_and_commit(
             outcome.created = Some(creation.as_ref().clone());
             return Ok(outcome);
         }
-        (Destination::Existing(_), false) => {
+        (Destination::Existing(_, Some(evolution)), false) => {
+            commit_evolving_append(
+                open.catalog.as_ref(),
+                ident,
+                outcome.files.clone(),
+                evolution.clone(),
+                BTreeMap::new(),
+                mode,
+                &SystemEnvironment,
+            )
+            .await
+        }
+        (Destination::Existing(_, None), false) => {
             commit_append_with_mode(
                 open.catalog.as_ref(),
                 ident,
@@ -295,6 +323,9 @@ async fn write_and_commit(
     };
     match committed {
         Ok(done) => {
+            if let Some(e) = evolution {
+                outcome.schema_changes = e.changes().iter().map(ToString::to_string).collect();
+            }
             outcome.snapshot_id = Some(done.snapshot_id);
             outcome.metadata_location = Some(done.metadata_location);
             if let Destination::Staged(_, creation) = destination {
@@ -324,11 +355,12 @@ async fn write_files(
     args: &AppendArgs,
     io: &iceberg_io::FileIo,
     table: &Table,
+    schema: &Schema,
     inputs: &[Input],
     progress: &Progress,
 ) -> Result<(Vec<DataFile>, u64)> {
     let meta = &table.metadata;
-    let schema = meta.current_schema()?.clone();
+    let schema = schema.clone();
     let spec = meta.default_spec()?;
     let mut options = WriteOptions::from_table_properties(&meta.properties)?;
     if let Some(order) = meta.default_sort_order().filter(|o| !o.is_unsorted()) {
@@ -362,7 +394,12 @@ async fn write_files(
             Some(Msg::Batch(i, batch)) => {
                 if let Err(e) = writer.write(&batch).await {
                     // Data that does not fit the table is the input's fault; the rest is not.
-                    break Some(if e.is_invalid_data() {
+                    break Some(if let iceberg_write::Error::UnexpectedColumn { .. } = &e {
+                        Error::input(
+                            name(i),
+                            format!("{e} (pass --evolve to add it to the table's schema)"),
+                        )
+                    } else if e.is_invalid_data() {
                         Error::input(name(i), e.to_string())
                     } else {
                         e.into()
@@ -440,6 +477,7 @@ fn report(
             "added_files_size_bytes": file_bytes,
             "input_files": inputs.len(),
             "input_bytes": outcome.input_bytes,
+            "schema_changes": outcome.schema_changes,
             "elapsed_ms": (secs * 1000.0).round() as u64,
             "data_files": outcome.files.iter().map(|f| &f.file_path).collect::<Vec<_>>(),
         });
@@ -448,6 +486,9 @@ fn report(
     }
     if let Some(creation) = &outcome.created {
         create::report_definition(false, ident, creation, "created")?;
+    }
+    if !outcome.schema_changes.is_empty() {
+        outln!("schema evolved: {}", outcome.schema_changes.join(", "));
     }
     match outcome.snapshot_id {
         None => outln!(

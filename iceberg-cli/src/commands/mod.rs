@@ -2,6 +2,7 @@
 
 pub(crate) mod append;
 pub(crate) mod create;
+pub(crate) mod evolve;
 pub(crate) mod head;
 pub(crate) mod inspect;
 pub(crate) mod log;

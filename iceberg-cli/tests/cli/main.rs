@@ -5,6 +5,7 @@
 mod append;
 mod config;
 mod create;
+mod evolve;
 mod external;
 mod faithful;
 mod fixtures;
