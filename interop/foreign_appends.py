@@ -277,6 +277,55 @@ def text_created(out: Path, cli: Path) -> tuple[list[dict], dict, list[str]]:
     return spec, expected, failed
 
 
+# A table our CLI creates from CSV and then evolves with `append --evolve`: a column added
+# (old files lack it), then an int and a float widened (old files hold 4-byte values and
+# bounds), with the int the source of a bucket partition (bucket(int) == bucket(long)).
+EVOLVE_CSVS = [
+    ("create.csv", "id,qty,ratio\n1,5,0.5\n2,-7,\n",
+     ["--create", "--column", "qty=int", "--column", "ratio=float", "--partition", "bucket(4, qty)"]),
+    ("add.csv", "id,qty,ratio,note\n3,7,1.25,hi\n4,,,\n", ["--evolve"]),
+    ("widen.csv", "id,qty,ratio,note\n5,8000000000,0.1,big\n6,6,-2.5,\n",
+     ["--evolve", "--column", "qty=long", "--column", "ratio=double"]),
+]
+EVOLVE_ROWS = [
+    {"id": 1, "qty": 5, "ratio": 0.5}, {"id": 2, "qty": -7, "ratio": None},
+    {"id": 3, "qty": 7, "ratio": 1.25, "note": "hi"}, {"id": 4, "qty": None, "ratio": None, "note": None},
+    {"id": 5, "qty": 8000000000, "ratio": 0.1, "note": "big"}, {"id": 6, "qty": 6, "ratio": -2.5, "note": None},
+]
+
+
+def evolved(out: Path, cli: Path) -> tuple[list[dict], dict, list[str]]:
+    """A table our CLI creates and evolves (`append --evolve`): every reader must find old
+    files' rows with nulls for the added column and their int/float values widened, and the
+    filters must read old files' 4-byte bounds as the promoted types."""
+    group = "A table our CLI evolved (append --evolve: a column added, then int and float widened)"
+    folder = out / "evolve"
+    folder.mkdir(parents=True)
+    catalog = ["--warehouse", str(folder / "hadoop"), "--catalog", "object-store"]
+    flt = {"qty_ge_6": {"op": ">=", "col": "qty", "value": 6},
+           "ratio_lt_1": {"op": "<", "col": "ratio", "value": 1.0},
+           "note_is_null": {"op": "is_null", "col": "note"}}
+    spec, expected, failed = [], {}, []
+    for step, (file, text, flags) in enumerate(EVOLVE_CSVS):
+        (folder / file).write_text(text)
+        try:
+            done = _cli_json(cli, [*catalog, "append", "db.evolved", str(folder / file), *flags])
+        except RuntimeError as e:
+            failed.append(str(e))
+            print(f"foreign_appends.py: {e}", file=sys.stderr)
+            break
+        path = table_meta.strip_scheme(done["metadata_location"])
+        meta = table_meta.load(path)
+        state = "evolved" + ["", "+add_column", "+widen"][step]
+        ours = {} if step == 0 else {table_meta.read_metadata(path)["current-snapshot-id"]: _added_files(meta)}
+        rows = EVOLVE_ROWS[: 2 * (step + 1)]
+        names = {f["name"] for f in meta.fields}
+        here = {k: e for k, e in flt.items() if e["col"] in names}  # `note` from the second state on
+        expected[state] = expected_state(meta, [canon_row(r, meta.fields) for r in rows], here, ours)
+        spec.append({"name": state, "metadata": path, "group": group, "filters": here})
+    return spec, expected, failed
+
+
 def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list[str]]:
     shutil.rmtree(out, ignore_errors=True)  # the engines' tables are made anew every time
     py = sys.executable
@@ -314,10 +363,11 @@ def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list
                 expected[states[-1][0]] = expected_state(after, rows, flt, ours)
             expected[name] = expected_state(meta, list(engine_rows[name]["scan"]), flt, {})
             spec += [{"name": n, "metadata": p, "group": group, "filters": flt} for n, p in states]
-    text_spec, text_expected, text_failed = text_created(out, cli)
-    spec += text_spec
-    expected.update(text_expected)
-    failed += text_failed
+    for made in (text_created, evolved):
+        more_spec, more_expected, more_failed = made(out, cli)
+        spec += more_spec
+        expected.update(more_expected)
+        failed += more_failed
     return {"tables": spec}, {"reader": "expected", "tables": expected}, failed
 
 

@@ -195,7 +195,10 @@ public class InteropReader {
     if (raw == null) return null;
     Map<Integer, Object> m = new LinkedHashMap<>();
     raw.forEach((id, buf) -> {
+      // The current type first: Conversions reads a promoted column's old 4-byte bounds
+      // (int as long, float as double); an older schema's type would misread new 8-byte ones.
       Type type = RESERVED.get(id);
+      if (type == null) type = table.schema().findType(id);
       for (Schema s : table.schemas().values()) {
         if (type == null) type = s.findType(id);
       }

@@ -9,13 +9,14 @@ use std::sync::Arc;
 
 use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{
-    Catalog, Error, InMemoryCatalog, SystemEnvironment, Table, TableCreation, TableIdent,
-    commit_create_append, stage_create,
+    Catalog, Error, InMemoryCatalog, SchemaEvolution, SystemEnvironment, Table, TableCreation,
+    TableIdent, commit_create_append, commit_evolving_append, stage_create,
 };
 use iceberg_catalog::{ObjectStoreCatalog, SqlCatalog, SqlCatalogConfig};
 use iceberg_io::FileIo;
-use iceberg_spec::FormatVersion;
+use iceberg_spec::evolution::UnionOptions;
 use iceberg_spec::properties::COMMIT_MIN_RETRY_WAIT_MS;
+use iceberg_spec::{FormatVersion, NestedField, PrimitiveType};
 
 use crate::catalog_common::{append_ids, schema, write_ids};
 use iceberg_catalog::testing::RestServer;
@@ -244,6 +245,29 @@ pub(crate) async fn conformance(
     ranges.sort();
     assert_eq!(ranges, [(0, 4), (4, 2)]);
     assert_eq!(lineage.metadata.next_row_id, Some(6));
+
+    // An append that evolves the schema: the new schema and the snapshot in one commit (for
+    // REST: add-schema and set-current-schema beside add-snapshot, checked against the
+    // base's schema id), and a plain append after it chains on.
+    let note = [NestedField::optional(0, "note", PrimitiveType::String)];
+    let evolution = SchemaEvolution::plan(&lineage.metadata, &note, UnionOptions::default())
+        .unwrap()
+        .unwrap();
+    let files = write_ids(catalog, &lineage, 6..8).await.unwrap();
+    let evolved =
+        commit_evolving_append(catalog, &v3, files, evolution, BTreeMap::new(), None, &env)
+            .await
+            .unwrap();
+    let after = append_ids(catalog, &v3, 8..9, &env).await;
+    let lineage = catalog.load_table(&v3).await.unwrap();
+    let current = lineage.metadata.current_schema().unwrap();
+    let note_id = current.field_id_by_name("note").unwrap();
+    assert_eq!(note_id, lineage.metadata.last_column_id);
+    assert_eq!(lineage.metadata.schemas.len(), 2);
+    let schema_of = |id: i64| lineage.metadata.snapshot_by_id(id).unwrap().schema_id;
+    assert_eq!(schema_of(evolved.snapshot_id), Some(current.schema_id()));
+    assert_eq!(schema_of(after.snapshot_id), Some(current.schema_id()));
+    assert_eq!(lineage.metadata.next_row_id, Some(9));
 
     // Rename and register, or a typed refusal.
     let renamed = TableIdent::new(child.clone(), "events_renamed");

@@ -87,7 +87,7 @@ pub(crate) async fn run(cli: &Cli, args: &AppendArgs) -> Result<()> {
 /// Where the rows go: a table that exists, or one this command creates with them.
 enum Destination {
     /// The table exists (and its schema evolves with the rows when given).
-    Existing(Table, Option<SchemaEvolution>),
+    Existing(Table, Option<Box<SchemaEvolution>>),
     /// Created in the same catalog step as the first snapshot.
     Staged(Table, Box<TableCreation>),
 }
@@ -120,18 +120,19 @@ async fn append(
         }
         Ok(t) => {
             let evolution = if args.evolve {
-                evolve::plan(args, inputs, &t.metadata)?
+                evolve::plan(args, inputs, &t.metadata)?.map(Box::new)
             } else {
                 None
             };
-            return write_and_commit(
+            let destination = Destination::Existing(t, evolution);
+            return Box::pin(write_and_commit(
                 args,
                 open,
                 ident,
-                Destination::Existing(t, evolution),
+                destination,
                 inputs,
                 progress,
-            )
+            ))
             .await
             .map(Some);
         }
@@ -193,17 +194,27 @@ async fn append(
         }
     };
     let result = match staged {
-        Ok(destination) => write_and_commit(args, open, ident, destination, inputs, progress).await,
+        Ok(destination) => {
+            Box::pin(write_and_commit(
+                args,
+                open,
+                ident,
+                destination,
+                inputs,
+                progress,
+            ))
+            .await
+        }
         Err(creation) => match create::create(open, ident, creation.clone()).await {
             Ok(table) => {
-                let result = write_and_commit(
+                let result = Box::pin(write_and_commit(
                     args,
                     open,
                     ident,
                     Destination::Existing(table, None),
                     inputs,
                     progress,
-                )
+                ))
                 .await;
                 if result.is_err() {
                     let _ = open.catalog.drop_table(ident, true).await;
@@ -238,7 +249,7 @@ async fn write_and_commit(
     progress: &Progress,
 ) -> Result<Outcome> {
     let (table, evolution) = match &destination {
-        Destination::Existing(t, e) => (t, e.as_ref()),
+        Destination::Existing(t, e) => (t, e.as_deref()),
         Destination::Staged(t, _) => (t, None),
     };
     let io = open.catalog.table_io(table);
@@ -291,7 +302,7 @@ async fn write_and_commit(
                 open.catalog.as_ref(),
                 ident,
                 outcome.files.clone(),
-                evolution.clone(),
+                evolution.as_ref().clone(),
                 BTreeMap::new(),
                 mode,
                 &SystemEnvironment,
