@@ -20,9 +20,12 @@ pub(crate) fn schema() -> Schema {
     .unwrap()
 }
 
-/// Rows `ids` with names `n<id>`, shaped by the table's current schema.
+/// Rows `ids` with names `n<id>`, shaped by the table's current schema (its `id` and
+/// `name`; columns an evolution added after them are left to the writer's nulls).
 pub(crate) fn batch(schema: &Schema, ids: impl IntoIterator<Item = i64>) -> RecordBatch {
-    let arrow = Arc::new(iceberg_write::arrow_schema(schema).unwrap());
+    let id_name = ["id", "name"].map(|n| schema.field_by_name(n).unwrap().clone());
+    let id_name = Schema::new(0, id_name.to_vec()).unwrap();
+    let arrow = Arc::new(iceberg_write::arrow_schema(&id_name).unwrap());
     let ids: Vec<i64> = ids.into_iter().collect();
     let names: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
     let cols: Vec<ArrayRef> = vec![
