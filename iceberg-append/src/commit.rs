@@ -101,7 +101,8 @@ pub async fn commit_append_with_mode(
         mode: mode.unwrap_or(AppendMode::Fast),
         evolution: None,
     };
-    commit_input(catalog, ident, input, mode.is_none(), env).await
+    // Boxed: the loop's state is large, and callers' futures should not carry it.
+    Box::pin(commit_input(catalog, ident, input, mode.is_none(), env)).await
 }
 
 /// As [`commit_append_with_mode`], making `evolution` the table's current schema in the same
@@ -125,7 +126,8 @@ pub async fn commit_evolving_append(
         mode: mode.unwrap_or(AppendMode::Fast),
         evolution: Some(evolution),
     };
-    commit_input(catalog, ident, input, mode.is_none(), env).await
+    // Boxed: the loop's state is large, and callers' futures should not carry it.
+    Box::pin(commit_input(catalog, ident, input, mode.is_none(), env)).await
 }
 
 /// The commit loop; `mode_from_table`: the input's mode is replaced by the table's.
