@@ -253,12 +253,7 @@ pub async fn prepare_append_with_mode(
     mode: AppendMode,
     env: &dyn Environment,
 ) -> Result<AppendResult> {
-    let input = AppendInput {
-        data_files,
-        extra_summary,
-        mode,
-        evolution: None,
-    };
+    let input = AppendInput::new(data_files, extra_summary, Some(mode), None);
     Ok(start_append(io, table, input, env, None).await?.1)
 }
 
@@ -270,6 +265,24 @@ pub(crate) struct AppendInput {
     pub(crate) mode: AppendMode,
     /// The schema change made with it, if any.
     pub(crate) evolution: Option<SchemaEvolution>,
+}
+
+impl AppendInput {
+    /// The input of an append of `data_files`; `mode` `None`: a fast append until the
+    /// table's properties say otherwise.
+    pub(crate) fn new(
+        data_files: Vec<DataFile>,
+        extra_summary: BTreeMap<String, String>,
+        mode: Option<AppendMode>,
+        evolution: Option<SchemaEvolution>,
+    ) -> Self {
+        Self {
+            data_files,
+            extra_summary,
+            mode: mode.unwrap_or(AppendMode::Fast),
+            evolution,
+        }
+    }
 }
 
 /// Writes the manifests once and plans attempt 1; the pending append serves the retries.

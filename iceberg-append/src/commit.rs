@@ -95,12 +95,7 @@ pub async fn commit_append_with_mode(
     mode: Option<AppendMode>,
     env: &dyn Environment,
 ) -> Result<CommitOutcome> {
-    let input = AppendInput {
-        data_files,
-        extra_summary,
-        mode: mode.unwrap_or(AppendMode::Fast),
-        evolution: None,
-    };
+    let input = AppendInput::new(data_files, extra_summary, mode, None);
     // Boxed: the loop's state is large, and callers' futures should not carry it.
     Box::pin(commit_input(catalog, ident, input, mode.is_none(), env)).await
 }
@@ -120,12 +115,7 @@ pub async fn commit_evolving_append(
     mode: Option<AppendMode>,
     env: &dyn Environment,
 ) -> Result<CommitOutcome> {
-    let input = AppendInput {
-        data_files,
-        extra_summary,
-        mode: mode.unwrap_or(AppendMode::Fast),
-        evolution: Some(evolution),
-    };
+    let input = AppendInput::new(data_files, extra_summary, mode, Some(evolution));
     // Boxed: the loop's state is large, and callers' futures should not carry it.
     Box::pin(commit_input(catalog, ident, input, mode.is_none(), env)).await
 }
@@ -272,15 +262,17 @@ async fn commit_input(
         attempt += 1;
         result = match pending.attempt(&io, &base, attempt, env, cache).await {
             Ok(result) => result,
-            Err(conflict @ Error::SchemaConflict { .. }) => {
-                // Nothing landed (our snapshot was not there): nothing of ours is kept.
+            Err(e) => {
+                // A schema conflict, or the retry's own writes failed. Our snapshot was not
+                // there a moment ago, but an earlier attempt's late swap may still land: then
+                // the outcome is unknown and nothing is deleted (a caller deleting its data
+                // files on this error would break the table).
                 if let Some(why) = uncertain {
-                    return Err(unknown(ident, &pending, &conflict, &why));
+                    return Err(unknown(ident, &pending, &e, &why));
                 }
                 cleanup(&io, written(&pending, &lists, &[])).await;
-                return Err(conflict);
+                return Err(e);
             }
-            Err(e) => return Err(e),
         };
         lists.push(result.manifest_list.clone());
     }

@@ -94,8 +94,32 @@ impl SchemaEvolution {
 }
 
 /// Whether files written with `written` read as written under `now`: every field keeps its
-/// id, full name and requiredness at most as strict, and its type or a promotion of it.
+/// id, full name and requiredness at most as strict, and its type or a promotion of it; and
+/// a field the files lack (added meanwhile) reads as what a writer of `now` would have
+/// written: it is optional, and its write default, if any, is its initial default.
 fn check_reads_as_written(written: &Schema, now: &Schema) -> std::result::Result<(), String> {
+    for info in now.fields_breadth_first() {
+        let field = &info.field;
+        // Only where the files have the enclosing field: under an absent one, all is null.
+        let enclosed = info
+            .parent_id
+            .is_none_or(|p| written.field_info(p).is_some());
+        if written.field_info(field.id).is_some() || !enclosed {
+            continue;
+        }
+        if field.required && field.initial_default.is_none() {
+            return Err(format!(
+                "column `{}` (id {}) was added as required, which the files do not have",
+                info.full_name, field.id
+            ));
+        }
+        if field.write_default.is_some() && field.write_default != field.initial_default {
+            return Err(format!(
+                "column `{}` (id {}) was added with a write default the files do not have",
+                info.full_name, field.id
+            ));
+        }
+    }
     for info in written.fields_breadth_first() {
         let id = info.field.id;
         let Some(found) = now.field_info(id) else {
@@ -242,5 +266,44 @@ mod tests {
             Type::Primitive(P::Long)
         );
         assert_eq!(s.field_by_name("n").unwrap().id, 2);
+    }
+
+    #[test]
+    fn a_column_added_meanwhile_must_read_as_its_writers_would_write_it() {
+        let written = Schema::new(0, vec![NestedField::optional(1, "id", P::Long)]).unwrap();
+        let with = |field: NestedField| {
+            Schema::new(1, vec![NestedField::optional(1, "id", P::Long), field]).unwrap()
+        };
+        let added = |f: fn(&mut NestedField)| {
+            let mut field = NestedField::optional(2, "c", P::Int);
+            f(&mut field);
+            check_reads_as_written(&written, &with(field))
+        };
+        // Optional, no defaults: the files' rows read null, as written.
+        assert!(added(|_| {}).is_ok());
+        // The same default for old and new rows (v3): the files read it.
+        assert!(
+            added(|c| {
+                c.required = true;
+                c.initial_default = Some(5.into());
+                c.write_default = Some(5.into());
+            })
+            .is_ok()
+        );
+        // A writer of the new schema would have written 7; the files would read null.
+        let err = added(|c| c.write_default = Some(7.into())).unwrap_err();
+        assert!(
+            err.contains("`c`") && err.contains("write default"),
+            "{err}"
+        );
+        let err = added(|c| c.required = true).unwrap_err();
+        assert!(err.contains("`c`") && err.contains("required"), "{err}");
+        // Under a struct the files lack, nothing is read at all.
+        let nested = NestedField::optional(
+            2,
+            "s",
+            iceberg_spec::StructType::new(vec![NestedField::required(3, "x", P::Int)]),
+        );
+        assert!(check_reads_as_written(&written, &with(nested)).is_ok());
     }
 }

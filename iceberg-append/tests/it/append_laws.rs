@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+use crate::support::data_file;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -112,12 +113,7 @@ impl Catalog for FaultyCatalog {
 type LiveFiles = HashMap<String, (i64, i64, Option<i64>, i64)>;
 
 fn file(name: &str, rows: i64) -> DataFile {
-    DataFile {
-        file_path: format!("memory://wh/db/t/data/{name}.parquet"),
-        record_count: rows,
-        file_size_in_bytes: 100 + rows,
-        ..Default::default()
-    }
+    data_file(name, rows)
 }
 
 async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+use crate::support::data_file;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -14,6 +15,8 @@ use iceberg_append::{
     TableCreation, TableIdent, commit_append, read_manifest_list,
 };
 use iceberg_io::FileIo;
+use iceberg_io::object_store::memory::InMemory;
+use iceberg_io::testing::FaultInjectingStore;
 use iceberg_spec::properties::{COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES};
 use iceberg_spec::{DataFile, NestedField, PrimitiveType, Schema, TableMetadata};
 
@@ -33,11 +36,14 @@ enum Fault {
     LandedThenUnknown,
     /// The catalog cannot tell, and the swap did not land.
     UnknownNotLanded,
+    /// As `UnknownNotLanded`, then the retry cannot write its manifest list.
+    UnknownThenRetryWritesFail,
 }
 
 #[derive(Debug)]
 struct Faulty {
     inner: InMemoryCatalog,
+    store: FaultInjectingStore,
     fault: Fault,
     fired: AtomicBool,
     loads_after_fault: AtomicU32,
@@ -92,6 +98,10 @@ impl Catalog for Faulty {
                 Err(unknown())
             }
             Fault::UnknownNotLanded => Err(unknown()),
+            Fault::UnknownThenRetryWritesFail => {
+                self.store.fail_puts_matching("/snap-");
+                Err(unknown())
+            }
             Fault::ReplacedThenConflict => {
                 self.inner.drop_table(ident, false).await?;
                 self.inner.create_table(ident, creation(0)).await?;
@@ -120,17 +130,14 @@ fn creation(retries: u32) -> TableCreation {
 }
 
 fn file(name: &str) -> DataFile {
-    DataFile {
-        file_path: format!("memory://wh/db/t/data/{name}.parquet"),
-        record_count: 3,
-        file_size_in_bytes: 100,
-        ..Default::default()
-    }
+    data_file(name, 3)
 }
 
 async fn setup(fault: Fault, retries: u32) -> (Faulty, TableIdent, Arc<DeterministicEnvironment>) {
     let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 11));
-    let inner = InMemoryCatalog::new(FileIo::memory(), env.clone());
+    let store = FaultInjectingStore::new(Arc::new(InMemory::new()));
+    let io = FileIo::with_store("memory://wh", Arc::new(store.clone()));
+    let inner = InMemoryCatalog::new(io, env.clone());
     let ident = TableIdent::parse("db.t").unwrap();
     inner.create_table(&ident, creation(retries)).await.unwrap();
     commit_append(
@@ -144,6 +151,7 @@ async fn setup(fault: Fault, retries: u32) -> (Faulty, TableIdent, Arc<Determini
     .unwrap();
     let catalog = Faulty {
         inner,
+        store,
         fault,
         fired: AtomicBool::new(false),
         loads_after_fault: AtomicU32::new(0),
@@ -247,6 +255,13 @@ async fn unknown_and_nothing_deleted(fault: Fault, retries: u32) -> Faulty {
 #[tokio::test]
 async fn an_unknown_swap_without_retries_stays_unknown_and_deletes_nothing() {
     unknown_and_nothing_deleted(Fault::UnknownNotLanded, 0).await;
+}
+
+/// A retry that fails to write after an unknown swap (which may still land) is an unknown
+/// outcome, not a failure: a caller would delete the data files a late swap lists.
+#[tokio::test]
+async fn a_failed_retry_after_an_unknown_swap_is_unknown_and_deletes_nothing() {
+    unknown_and_nothing_deleted(Fault::UnknownThenRetryWritesFail, 3).await;
 }
 
 /// A conflict whose reload fails is an unknown outcome: nothing this commit wrote is deleted.

@@ -8,4 +8,5 @@ mod golden;
 mod manifest_codec;
 mod schema_evolution;
 mod shared_tables;
+mod support;
 mod write_sorted;

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+use crate::support::data_file;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -63,12 +64,7 @@ impl Catalog for Racing {
 }
 
 fn file(name: &str) -> DataFile {
-    DataFile {
-        file_path: format!("memory://wh/db/t/data/{name}.parquet"),
-        record_count: 3,
-        file_size_in_bytes: 100,
-        ..Default::default()
-    }
+    data_file(name, 3)
 }
 
 fn input(columns: &[(&str, P)]) -> Vec<NestedField> {

@@ -3,7 +3,9 @@
 //! Spec: "Schema Evolution" (valid type promotions, struct evolution, new ids from
 //! `last-column-id`). [`union_by_name`] evolves a table schema to take every column of an
 //! input schema, as Java's `UpdateSchema.unionByNameWith` and PyIceberg's
-//! `update_schema().union_by_name()` do; [`add_current_schema`] is the metadata edit that
+//! `update_schema().union_by_name()` do; [`UpdateSchema`] makes explicit changes (add,
+//! delete, rename, widen, make optional, document, move), as Java's `SchemaUpdate` does;
+//! [`add_current_schema`] is the metadata edit that
 //! makes the result current (reusing an equal schema's id, as Java does).
 //!
 //! Promotions follow Java 1.10's `TypeUtil.isPromotionAllowed`: `int` to `long`, `float` to
@@ -11,7 +13,9 @@
 //! `date` to `timestamp`/`timestamp_ns` and `unknown` to any type, but Java 1.10 reads neither
 //! promotion, so a table evolved that way would read differently there: they are refused.
 
+mod fresh;
 mod union;
+mod update;
 
 use crate::error::Result;
 use crate::schema::Schema;
@@ -19,6 +23,7 @@ use crate::table_metadata::TableMetadata;
 use crate::types::PrimitiveType;
 
 pub use union::union_by_name;
+pub use update::{Position, UpdateSchema};
 
 /// How [`union_by_name`] matches and relaxes columns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,8 +61,25 @@ pub enum SchemaChange {
         /// Full name of the column.
         column: String,
     },
-    /// A column's doc replaced by the input's.
+    /// A column's doc replaced.
     DocUpdated {
+        /// Full name of the column.
+        column: String,
+    },
+    /// A column deleted (its id is never reused).
+    Deleted {
+        /// Full name of the column.
+        column: String,
+    },
+    /// A column renamed (its id, and so its data, stays).
+    Renamed {
+        /// Full name of the column before.
+        column: String,
+        /// Its new name (the last part of the full name).
+        to: String,
+    },
+    /// A column moved within its struct.
+    Moved {
         /// Full name of the column.
         column: String,
     },
@@ -70,6 +92,9 @@ impl std::fmt::Display for SchemaChange {
             Self::Widened { column, from, to } => write!(f, "widened `{column}` {from} -> {to}"),
             Self::MadeOptional { column } => write!(f, "made `{column}` optional"),
             Self::DocUpdated { column } => write!(f, "updated the doc of `{column}`"),
+            Self::Deleted { column } => write!(f, "deleted `{column}`"),
+            Self::Renamed { column, to } => write!(f, "renamed `{column}` to `{to}`"),
+            Self::Moved { column } => write!(f, "moved `{column}`"),
         }
     }
 }
@@ -163,3 +188,5 @@ pub fn add_current_schema(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod update_tests;

@@ -253,6 +253,81 @@ fn a_new_nested_column_gets_ids_in_javas_order() {
 }
 
 #[test]
+fn fields_added_inside_existing_columns_get_ids_before_their_level() {
+    // Java's UnionByNameVisitor visits the input after its children: `point.z` (inside an
+    // existing struct) and `tags.element.w` get ids before the top level's `a` and `b`, even
+    // though `a` comes first in the input.
+    let base = schema(vec![
+        opt(1, "point", StructType::new(vec![opt(2, "x", P::Int)])),
+        opt(
+            3,
+            "tags",
+            ListType::new(4, StructType::new(vec![opt(5, "k", P::String)]), true),
+        ),
+    ]);
+    let input = vec![
+        opt(0, "a", P::Int),
+        opt(
+            0,
+            "point",
+            StructType::new(vec![opt(0, "x", P::Int), opt(0, "z", P::Int)]),
+        ),
+        opt(0, "b", P::Int),
+        opt(
+            0,
+            "tags",
+            ListType::new(
+                0,
+                StructType::new(vec![opt(0, "k", P::String), opt(0, "w", P::Int)]),
+                true,
+            ),
+        ),
+    ];
+    let out = union_by_name(&base, 5, &input, UnionOptions::default()).unwrap();
+    let id = |n: &str| out.schema.field_id_by_name(n).unwrap();
+    assert_eq!(
+        [id("point.z"), id("tags.element.w"), id("a"), id("b")],
+        [6, 7, 8, 9]
+    );
+    // Placement still follows the input.
+    assert_eq!(names(&out.schema), ["a", "point", "b", "tags"]);
+}
+
+#[test]
+fn two_new_input_columns_of_one_name_are_refused() {
+    let base = schema(vec![opt(1, "id", P::Long)]);
+    let ci = UnionOptions {
+        case_insensitive: true,
+        ..UnionOptions::default()
+    };
+    let input = vec![opt(0, "extra", P::Int), opt(0, "EXTRA", P::Int)];
+    let (column, reason) = refused(union_by_name(&base, 1, &input, ci));
+    assert_eq!(column, "EXTRA");
+    assert!(reason.contains("`extra`"), "{reason}");
+    // Case-sensitive, they are two columns.
+    let out = union_by_name(&base, 1, &input, UnionOptions::default()).unwrap();
+    assert_eq!(names(&out.schema), ["extra", "EXTRA", "id"]);
+    let twice = vec![opt(0, "extra", P::Int), opt(0, "extra", P::Int)];
+    let (column, _) = refused(union_by_name(&base, 1, &twice, UnionOptions::default()));
+    assert_eq!(column, "extra");
+}
+
+#[test]
+fn a_map_key_stays_required_and_is_not_reported_relaxed() {
+    let base = schema(vec![opt(
+        1,
+        "m",
+        MapType::new(2, P::String, 3, P::Int, true),
+    )]);
+    // An input whose map key says optional (Arrow's are not nullable, others may say so).
+    let mut map = MapType::new(0, P::String, 0, P::Int, true);
+    map.key_field.required = false;
+    let out = union_by_name(&base, 3, &[opt(0, "m", map)], UnionOptions::default()).unwrap();
+    assert!(out.is_unchanged(), "{:?}", out.changes);
+    assert!(out.schema.field_by_id(2).unwrap().required);
+}
+
+#[test]
 fn requiredness_relaxes_unless_kept_and_identifier_fields_are_refused() {
     let base = Schema::with_identifier_fields(
         0,

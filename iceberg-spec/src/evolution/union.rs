@@ -4,6 +4,7 @@ use crate::error::{Error, Result};
 use crate::schema::Schema;
 use crate::types::{ListType, MapType, NestedField, StructType, Type};
 
+use super::fresh::fresh_field;
 use super::{EvolvedSchema, SchemaChange, UnionOptions, is_promotion_allowed};
 
 /// Evolves `base` so that every column of `input` (matched by name, its field ids ignored)
@@ -38,14 +39,22 @@ pub fn union_by_name(
         base.identifier_field_ids().to_vec(),
     )
     .map_err(|e| {
+        // The rule a union can break: an identifier column made optional. Name it.
+        let identifiers: Vec<&str> = base
+            .identifier_field_ids()
+            .iter()
+            .filter_map(|id| base.field_name(*id))
+            .collect();
         let column = union
             .changes
             .iter()
             .find_map(|c| match c {
-                SchemaChange::MadeOptional { column } => Some(column.clone()),
+                SchemaChange::MadeOptional { column } if identifiers.contains(&column.as_str()) => {
+                    Some(column.clone())
+                }
                 _ => None,
             })
-            .unwrap_or_default();
+            .unwrap_or_else(|| "<schema>".into());
         Error::SchemaEvolution {
             column,
             reason: e.to_string(),
@@ -84,6 +93,10 @@ impl Union {
 
     /// The union of a struct's fields with the input's; `in_key`: inside a map key, where
     /// nothing may be added.
+    ///
+    /// Ids follow Java's `UnionByNameVisitor`, which visits the input after its children:
+    /// the fields added inside this struct's existing fields get theirs first, then this
+    /// struct's new fields in input order.
     fn structs(
         &mut self,
         base: &[NestedField],
@@ -94,8 +107,8 @@ impl Union {
         let mut fields: Vec<NestedField> = base.to_vec();
         // Which input field took each base field, to refuse a second one.
         let mut taken: Vec<Option<&str>> = vec![None; base.len()];
-        // Where the previous input field sits in `fields` (new fields go after it).
-        let mut cursor: Option<usize> = None;
+        // Per input field, the base field it merged into (`None`: a new field).
+        let mut matched: Vec<Option<i32>> = Vec::with_capacity(input.len());
         for field in input {
             let column = full_name(parent, &field.name);
             let mut matches = base
@@ -113,56 +126,69 @@ impl Union {
                     ),
                 });
             }
-            match found {
-                Some((i, existing)) => {
-                    if let Some(first) = taken[i] {
-                        return Err(Error::SchemaEvolution {
-                            column,
-                            reason: format!(
-                                "the input has `{first}` and `{}` for the same column",
-                                field.name
-                            ),
-                        });
-                    }
-                    taken[i] = Some(field.name.as_str());
-                    let name = full_name(parent, &existing.name);
-                    let merged = self.field(existing, field, &name, in_key)?;
-                    let at = fields.iter().position(|f| f.id == existing.id).unwrap_or(i);
-                    fields[at] = merged;
-                    cursor = Some(at);
-                }
-                None => {
-                    if in_key {
-                        return Err(Error::SchemaEvolution {
-                            column,
-                            reason: "a field cannot be added to a map key".into(),
-                        });
-                    }
-                    let added = self.fresh(field, false);
-                    self.changes.push(SchemaChange::Added {
+            let Some((i, existing)) = found else {
+                if in_key {
+                    return Err(Error::SchemaEvolution {
                         column,
-                        id: added.id,
+                        reason: "a field cannot be added to a map key".into(),
                     });
-                    let at = cursor.map_or(0, |c| c + 1);
-                    fields.insert(at, added);
-                    cursor = Some(at);
                 }
+                matched.push(None);
+                continue;
+            };
+            if let Some(first) = taken[i] {
+                return Err(Error::SchemaEvolution {
+                    column,
+                    reason: format!(
+                        "the input has `{first}` and `{}` for the same column",
+                        field.name
+                    ),
+                });
             }
+            taken[i] = Some(field.name.as_str());
+            let name = full_name(parent, &existing.name);
+            fields[i] = self.field(existing, field, &name, in_key, true)?;
+            matched.push(Some(existing.id));
+        }
+        // This struct's new fields, each right after the input field before it.
+        let mut added: Vec<&str> = Vec::new();
+        let mut cursor: Option<usize> = None;
+        for (field, matched) in input.iter().zip(matched) {
+            if let Some(id) = matched {
+                cursor = fields.iter().position(|f| f.id == id);
+                continue;
+            }
+            let column = full_name(parent, &field.name);
+            if let Some(first) = added.iter().find(|a| self.same_name(a, &field.name)) {
+                return Err(Error::SchemaEvolution {
+                    column,
+                    reason: format!("the input has `{first}` and `{}`", field.name),
+                });
+            }
+            added.push(&field.name);
+            let new = fresh_field(field, false, &mut self.next_id);
+            self.changes
+                .push(SchemaChange::Added { column, id: new.id });
+            let at = cursor.map_or(0, |c| c + 1);
+            fields.insert(at, new);
+            cursor = Some(at);
         }
         Ok(fields)
     }
 
     /// The union of one existing field with the input's field of the same name.
+    /// `relax`: the field may be made optional (a map key may not).
     fn field(
         &mut self,
         existing: &NestedField,
         input: &NestedField,
         column: &str,
         in_key: bool,
+        relax: bool,
     ) -> Result<NestedField> {
         let mut out = existing.clone();
         out.field_type = self.types(&existing.field_type, &input.field_type, column, in_key)?;
-        if existing.required && !input.required && !self.options.keep_required {
+        if relax && existing.required && !input.required && !self.options.keep_required {
             out.required = false;
             self.changes.push(SchemaChange::MadeOptional {
                 column: column.to_string(),
@@ -207,20 +233,29 @@ impl Union {
             ))),
             (Type::List(table), Type::List(given)) => {
                 let name = format!("{column}.element");
-                let element =
-                    self.field(&table.element_field, &given.element_field, &name, in_key)?;
+                let element = self.field(
+                    &table.element_field,
+                    &given.element_field,
+                    &name,
+                    in_key,
+                    true,
+                )?;
                 Ok(Type::List(ListType {
                     element_field: Box::new(element),
                 }))
             }
             (Type::Map(table), Type::Map(given)) => {
                 let key_name = format!("{column}.key");
-                let mut key = self.field(&table.key_field, &given.key_field, &key_name, true)?;
                 // Map keys are always required.
-                key.required = true;
+                let key = self.field(&table.key_field, &given.key_field, &key_name, true, false)?;
                 let value_name = format!("{column}.value");
-                let value =
-                    self.field(&table.value_field, &given.value_field, &value_name, in_key)?;
+                let value = self.field(
+                    &table.value_field,
+                    &given.value_field,
+                    &value_name,
+                    in_key,
+                    true,
+                )?;
                 Ok(Type::Map(MapType {
                     key_field: Box::new(key),
                     value_field: Box::new(value),
@@ -229,80 +264,6 @@ impl Union {
             _ => Err(refuse(format!(
                 "the table has {existing} and the input {input}: a column cannot change kind"
             ))),
-        }
-    }
-
-    /// `field` with new ids, Java's order (`TypeUtil.assignFreshIds`): the field, then each
-    /// struct's fields before their children, a list's element, a map's key and value.
-    /// Top-level additions are optional (`required` false); nested ones keep the input's.
-    fn fresh(&mut self, field: &NestedField, required: bool) -> NestedField {
-        self.next_id += 1;
-        let id = self.next_id;
-        let field_type = self.fresh_type(&field.field_type);
-        NestedField {
-            id,
-            name: field.name.clone(),
-            required,
-            field_type,
-            doc: field.doc.clone(),
-            initial_default: None,
-            write_default: None,
-        }
-    }
-
-    fn fresh_type(&mut self, ty: &Type) -> Type {
-        match ty {
-            Type::Primitive(_) => ty.clone(),
-            Type::Struct(s) => {
-                let ids: Vec<i32> = s
-                    .fields
-                    .iter()
-                    .map(|_| {
-                        self.next_id += 1;
-                        self.next_id
-                    })
-                    .collect();
-                let fields = s
-                    .fields
-                    .iter()
-                    .zip(ids)
-                    .map(|(f, id)| NestedField {
-                        id,
-                        name: f.name.clone(),
-                        required: f.required,
-                        field_type: self.fresh_type(&f.field_type),
-                        doc: f.doc.clone(),
-                        initial_default: None,
-                        write_default: None,
-                    })
-                    .collect();
-                Type::Struct(StructType::new(fields))
-            }
-            Type::List(l) => {
-                self.next_id += 1;
-                let id = self.next_id;
-                let element = &l.element_field;
-                Type::List(ListType::new(
-                    id,
-                    self.fresh_type(&element.field_type),
-                    element.required,
-                ))
-            }
-            Type::Map(m) => {
-                self.next_id += 1;
-                let key_id = self.next_id;
-                self.next_id += 1;
-                let value_id = self.next_id;
-                let key = self.fresh_type(&m.key_field.field_type);
-                let value = self.fresh_type(&m.value_field.field_type);
-                Type::Map(MapType::new(
-                    key_id,
-                    key,
-                    value_id,
-                    value,
-                    m.value_field.required,
-                ))
-            }
         }
     }
 }

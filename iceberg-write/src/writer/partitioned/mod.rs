@@ -341,10 +341,14 @@ impl DataFileWriter {
                 last_key,
             });
         }
+        // Kept before any await: a write cancelled in `write_jobs` loses no spilled rows.
+        if let Some(spill) = &mut self.spill {
+            spill.keep(spilled)?;
+        }
         // After the round is started: waiting for the previous run overlaps its files.
         self.write_jobs(jobs, true).await?;
         match &mut self.spill {
-            Some(spill) => spill.push(spilled).await,
+            Some(spill) => spill.run_if_full().await,
             None => Ok(()),
         }
     }

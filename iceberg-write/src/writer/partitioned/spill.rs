@@ -10,7 +10,8 @@
 //!
 //! A run is written in a task of the caller's runtime while the calling task goes on
 //! splitting input (at most one run in flight: a run starts once memory holds half the
-//! budget, so the rows filling and the rows being written stay within it together); runs are
+//! budget, so the rows filling and the rows being written stay within it together, give or
+//! take the last input batch each side took, as a batch is kept whole); runs are
 //! read back on the calling task while the previous group's files encode. Not on tokio's
 //! blocking pool: there the batches were allocated in other threads' malloc arenas, and peak
 //! memory grew by some 150 MiB more for a 16 MiB budget (glibc; `tests/memory.rs` measures
@@ -123,15 +124,13 @@ impl Spill {
         self.dir.as_deref().map(tempfile::TempDir::path)
     }
 
-    /// Keeps the spilled groups of one input batch (`groups`: partition key, values, rows);
-    /// starts a run once memory holds half the budget.
+    /// Keeps the spilled groups of one input batch (`groups`: partition key, values, rows)
+    /// in memory; [`Spill::run_if_full`] then moves them to a run when needed. Sync, so the
+    /// rows are the spill's before the writer awaits anything (a cancelled write loses none).
     ///
     /// # Errors
-    /// Creating the run folder or writing the previous run file failed.
-    pub(super) async fn push(
-        &mut self,
-        groups: Vec<(Vec<u8>, Vec<Option<Datum>>, RecordBatch)>,
-    ) -> Result<()> {
+    /// Copying the groups' rows out of their batch failed.
+    pub(super) fn keep(&mut self, groups: Vec<Group>) -> Result<()> {
         let Some(first) = groups.first() else {
             return Ok(());
         };
@@ -158,6 +157,14 @@ impl Spill {
                 .places
                 .push_back(Place::Memory(rows));
         }
+        Ok(())
+    }
+
+    /// Starts a run once memory holds half the budget, after the previous run is written.
+    ///
+    /// # Errors
+    /// Creating the run folder or writing the previous run file failed.
+    pub(super) async fn run_if_full(&mut self) -> Result<()> {
         if self.memory_bytes >= self.budget / 2 {
             self.finish_writing().await?;
             self.start_run()?;
@@ -165,10 +172,21 @@ impl Spill {
         Ok(())
     }
 
+    /// [`Spill::keep`] and [`Spill::run_if_full`] in one call.
+    #[cfg(test)]
+    async fn push(&mut self, groups: Vec<Group>) -> Result<()> {
+        self.keep(groups)?;
+        self.run_if_full().await
+    }
+
     /// Waits for the run being written, if any.
     pub(super) async fn finish_writing(&mut self) -> Result<()> {
-        if let Some((task, _)) = self.writing.take() {
-            task.await.map_err(|e| {
+        // The handle stays ours until the task ended: a cancelled wait leaves it to the next
+        // wait (or to the drop), not detached.
+        if let Some((task, _)) = &mut self.writing {
+            let done = task.await;
+            self.writing = None;
+            done.map_err(|e| {
                 spill_error(
                     Path::new("<spill>"),
                     std::io::Error::other(format!("the run's task failed: {e}")),
