@@ -298,7 +298,8 @@ def evolved(out: Path, cli: Path) -> tuple[list[dict], dict, list[str]]:
     """A table our CLI creates and evolves (`append --evolve`): every reader must find old
     files' rows with nulls for the added column and their int/float values widened, and the
     filters must read old files' 4-byte bounds as the promoted types."""
-    group = "A table our CLI evolved (append --evolve: a column added, then int and float widened)"
+    group = ("A table our CLI evolved (append --evolve: a column added, then int and float widened; "
+             "then alter: renamed, dropped, added)")
     folder = out / "evolve"
     folder.mkdir(parents=True)
     catalog = ["--warehouse", str(folder / "hadoop"), "--catalog", "object-store"]
@@ -323,6 +324,31 @@ def evolved(out: Path, cli: Path) -> tuple[list[dict], dict, list[str]]:
         here = {k: e for k, e in flt.items() if e["col"] in names}  # `note` from the second state on
         expected[state] = expected_state(meta, [canon_row(r, meta.fields) for r in rows], here, ours)
         spec.append({"name": state, "metadata": path, "group": group, "filters": here})
+    if failed:
+        return spec, expected, failed
+    # Then `iceberg alter`: `note` renamed (its id, so its values, stay), `ratio` dropped, a
+    # column added after `id`; and an append under the altered schema.
+    alters = [["rename-column", "note", "comment"], ["drop-column", "ratio"],
+              ["add-column", "tag", "string", "--after", "id"]]
+    (folder / "altered.csv").write_text("id,tag,qty,comment\n7,t,9,late\n8,,,\n")
+    try:
+        for change in alters:
+            _cli_json(cli, [*catalog, "alter", "db.evolved", *change])
+        done = _cli_json(cli, [*catalog, "append", "db.evolved", str(folder / "altered.csv")])
+    except RuntimeError as e:
+        failed.append(str(e))
+        print(f"foreign_appends.py: {e}", file=sys.stderr)
+        return spec, expected, failed
+    path = table_meta.strip_scheme(done["metadata_location"])
+    meta = table_meta.load(path)
+    ours = {table_meta.read_metadata(path)["current-snapshot-id"]: _added_files(meta)}
+    rows = [{"id": r["id"], "qty": r["qty"], "comment": r.get("note")} for r in EVOLVE_ROWS]
+    rows += [{"id": 7, "tag": "t", "qty": 9, "comment": "late"}, {"id": 8, "tag": None, "qty": None, "comment": None}]
+    here = {"qty_ge_6": flt["qty_ge_6"], "comment_is_null": {"op": "is_null", "col": "comment"},
+            "tag_is_null": {"op": "is_null", "col": "tag"}}
+    state = "evolved+add_column+widen+alter"
+    expected[state] = expected_state(meta, [canon_row(r, meta.fields) for r in rows], here, ours)
+    spec.append({"name": state, "metadata": path, "group": group, "filters": here})
     return spec, expected, failed
 
 

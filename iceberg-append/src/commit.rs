@@ -300,7 +300,7 @@ fn expired_metadata_files(
 
 /// Exponential backoff from `min_ms` doubling per attempt up to `max_ms`, with up to 10%
 /// jitter drawn from the environment (so tests stay deterministic).
-fn backoff(attempt: u32, min_ms: u64, max_ms: u64, env: &dyn Environment) -> Duration {
+pub(crate) fn backoff(attempt: u32, min_ms: u64, max_ms: u64, env: &dyn Environment) -> Duration {
     let exp = min_ms.saturating_mul(1u64 << attempt.saturating_sub(1).min(30));
     let base = exp.min(max_ms.max(min_ms));
     let jitter_unit = u64::from(env.new_uuid().as_bytes()[0]);
@@ -309,7 +309,7 @@ fn backoff(attempt: u32, min_ms: u64, max_ms: u64, env: &dyn Environment) -> Dur
 
 /// Whether `table` is still the table the append started on: dropped and created again, it
 /// is another table and the append must not land in it (Java: "Table UUID does not match").
-fn same_table(
+pub(crate) fn same_table(
     table: &crate::table::Table,
     table_uuid: Option<uuid::Uuid>,
 ) -> std::result::Result<(), String> {

@@ -62,6 +62,14 @@ pub enum Error {
         /// What changed.
         reason: String,
     },
+    /// A partition spec change planned on a default spec that a concurrent commit replaced.
+    #[error("partition spec conflict on {table}: {reason}")]
+    SpecConflict {
+        /// The table.
+        table: String,
+        /// What changed.
+        reason: String,
+    },
     /// The commit failed for certain; files it wrote were cleaned up.
     #[error(
         "commit of snapshot {snapshot_id} to {table} failed after {attempts} attempt(s): {reason}"
@@ -86,6 +94,19 @@ pub enum Error {
         table: String,
         /// The snapshot that was not committed.
         snapshot_id: i64,
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's conflict.
+        #[source]
+        last: Box<Error>,
+    },
+    /// A metadata-only update lost to concurrent commits until the retries ran out.
+    #[error(
+        "update of {table} failed after {attempts} attempt(s): retries exhausted; last: {last}"
+    )]
+    UpdateRetriesExhausted {
+        /// The table.
+        table: String,
         /// Attempts made.
         attempts: u32,
         /// The last attempt's conflict.

@@ -61,6 +61,7 @@ pub mod merge;
 pub mod plan;
 pub mod summary;
 pub mod table;
+pub mod update;
 
 pub use append::{
     AppendMode, AppendResult, OP_APPEND, prepare_append, prepare_append_with_mode,
@@ -81,6 +82,7 @@ pub use table::{
     Table, TableCreation, create_table, metadata_dir, metadata_file_name, next_metadata_version,
     write_metadata_file,
 };
+pub use update::{TableUpdate, UpdateOutcome, commit_table_update};
 
 /// Writes `batches` as data files with the table's spec, sort order and properties, then
 /// prepares the append. Nothing is committed.

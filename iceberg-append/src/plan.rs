@@ -151,17 +151,12 @@ pub fn plan_fast_append(base: &TableMetadata, inputs: &AttemptInputs<'_>) -> Res
             snapshot_id: inputs.snapshot_id,
         });
     }
-    if let Some(loc) = inputs.base_location {
-        meta.metadata_log.push(MetadataLogEntry {
-            timestamp_ms: base.last_updated_ms,
-            metadata_file: loc.to_string(),
-        });
-        let max = props.metadata_previous_versions_max.max(1);
-        if meta.metadata_log.len() > max {
-            let drop = meta.metadata_log.len() - max;
-            meta.metadata_log.drain(..drop);
-        }
-    }
+    log_previous_metadata(
+        &mut meta,
+        base,
+        inputs.base_location,
+        props.metadata_previous_versions_max,
+    );
     if let (Some(first), Some(added)) = (first_row_id, added_rows) {
         meta.next_row_id = Some(first + added);
     }
@@ -179,4 +174,25 @@ pub fn plan_fast_append(base: &TableMetadata, inputs: &AttemptInputs<'_>) -> Res
         snapshot,
         metadata: meta,
     })
+}
+
+/// Adds the base's metadata file (when it has one) to the new metadata's log, which keeps
+/// the last `max` entries (`write.metadata.previous-versions-max`).
+pub(crate) fn log_previous_metadata(
+    meta: &mut TableMetadata,
+    base: &TableMetadata,
+    base_location: Option<&str>,
+    max: usize,
+) {
+    if let Some(loc) = base_location {
+        meta.metadata_log.push(MetadataLogEntry {
+            timestamp_ms: base.last_updated_ms,
+            metadata_file: loc.to_string(),
+        });
+        let max = max.max(1);
+        if meta.metadata_log.len() > max {
+            let drop = meta.metadata_log.len() - max;
+            meta.metadata_log.drain(..drop);
+        }
+    }
 }

@@ -81,6 +81,14 @@ pub(crate) enum Command {
         #[arg(long)]
         files: bool,
     },
+    /// Change a table's schema or properties (a new metadata file; no data is rewritten).
+    Alter {
+        /// The table as `namespace.table`.
+        table: String,
+        /// The change.
+        #[command(subcommand)]
+        change: AlterChange,
+    },
     /// Show a table's snapshot history.
     Log {
         /// The table as `namespace.table`.
@@ -135,6 +143,115 @@ pub(crate) enum Command {
         /// Emit Graphviz `dot` instead of text.
         #[arg(long)]
         dot: bool,
+    },
+}
+
+/// `iceberg alter NS.T ...`: one change per call, as Java's `UpdateSchema` and
+/// `UpdateProperties` make them. Column names are full names (`point.x`, `tags.element.k`).
+#[derive(Debug, Subcommand)]
+pub(crate) enum AlterChange {
+    /// Add an optional column (or a required one with `--default`, format v3).
+    AddColumn {
+        /// The new column's full name (`point.z` adds `z` to the struct `point`; a list or
+        /// map of structs takes it in its element or value).
+        name: String,
+        /// Its type: a primitive (`long`, `decimal(10,2)`, `timestamptz`) or the spec's
+        /// JSON for a nested type.
+        #[arg(value_name = "TYPE")]
+        field_type: String,
+        /// Place it after this sibling (default: last in its struct).
+        #[arg(long, conflicts_with_all = ["before", "first"])]
+        after: Option<String>,
+        /// Place it before this sibling.
+        #[arg(long, conflicts_with = "first")]
+        before: Option<String>,
+        /// Place it first in its struct.
+        #[arg(long)]
+        first: bool,
+        /// Its doc.
+        #[arg(long)]
+        doc: Option<String>,
+        /// Make it required, with this value (JSON) for the rows already written (v3 only).
+        #[arg(long, value_name = "JSON")]
+        default: Option<String>,
+    },
+    /// Delete a column (its data stays in the old files; its id is never reused).
+    DropColumn {
+        /// The column's full name.
+        name: String,
+    },
+    /// Rename a column (it keeps its id, so its data).
+    RenameColumn {
+        /// The column's full name.
+        name: String,
+        /// Its new name (the last part only).
+        new_name: String,
+    },
+    /// Widen a column: int -> long, float -> double, decimal(P,S) -> decimal(P',S).
+    WidenColumn {
+        /// The column's full name.
+        name: String,
+        /// The wider type.
+        #[arg(value_name = "TYPE")]
+        field_type: String,
+    },
+    /// Make a required column optional.
+    MakeOptional {
+        /// The column's full name.
+        name: String,
+    },
+    /// Set a column's doc (no DOC removes it).
+    SetDoc {
+        /// The column's full name.
+        name: String,
+        /// The doc.
+        doc: Option<String>,
+    },
+    /// Move a column within its struct.
+    MoveColumn {
+        /// The column's full name.
+        name: String,
+        /// After this sibling.
+        #[arg(long, conflicts_with_all = ["before", "first"], required_unless_present_any = ["before", "first"])]
+        after: Option<String>,
+        /// Before this sibling.
+        #[arg(long, conflicts_with = "first")]
+        before: Option<String>,
+        /// First in its struct.
+        #[arg(long)]
+        first: bool,
+    },
+    /// Add a partition field (a new default spec; older files keep theirs).
+    AddPartitionField {
+        /// A Spark-style term: `day(ts)`, `bucket(16, id)`, `truncate(4, name)`, `id`.
+        term: String,
+        /// Its name [default: Java's, e.g. `ts_day`, `id_bucket_16`].
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Remove a partition field from the default spec (v1: it becomes `void`).
+    DropPartitionField {
+        /// The partition field's name.
+        name: String,
+    },
+    /// Rename a partition field.
+    RenamePartitionField {
+        /// The partition field's name.
+        name: String,
+        /// Its new name.
+        new_name: String,
+    },
+    /// Set table properties.
+    SetProperty {
+        /// `key=value`; several in one commit.
+        #[arg(value_name = "KEY=VALUE", value_parser = parse_key_value, required = true)]
+        properties: Vec<(String, String)>,
+    },
+    /// Remove table properties.
+    UnsetProperty {
+        /// The keys; several in one commit.
+        #[arg(value_name = "KEY", required = true)]
+        keys: Vec<String>,
     },
 }
 

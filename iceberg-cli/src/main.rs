@@ -6,8 +6,8 @@
 //! - `catalog`: opening the catalog the global options name.
 //! - `config`: settings from PyIceberg's `.pyiceberg.yaml` and `PYICEBERG_*` variables.
 //! - `error`: what a command fails with, and its exit status.
-//! - `commands`: one module per subcommand (`quickstart`, `create`, `append`, `inspect`,
-//!   `log`, `tree`; `manage` for `list`, `namespace`, `drop` and `rename`; `head` for `head`
+//! - `commands`: one module per subcommand (`quickstart`, `create`, `append`, `alter`,
+//!   `inspect`, `log`, `tree`; `manage` for `list`, `namespace`, `drop` and `rename`; `head` for `head`
 //!   and `schema`).
 //! - `input`: globs, formats, and each format's streaming batch reader.
 //! - `schema_infer`: Arrow schema → Iceberg schema with fresh ids, as Java assigns them.
@@ -61,6 +61,7 @@ fn main() -> ExitCode {
             Command::Create(args) => commands::create::run(&cli, args).await,
             Command::Append(args) => Box::pin(commands::append::run(&cli, args)).await,
             Command::Inspect { table, files } => commands::inspect::run(&cli, table, *files).await,
+            Command::Alter { table, change } => commands::alter::run(&cli, table, change).await,
             Command::Log { table } => commands::log::run(&cli, table).await,
             Command::List { namespace } => commands::manage::list(&cli, namespace.as_deref()).await,
             Command::Namespace { action } => commands::manage::namespace(&cli, action).await,

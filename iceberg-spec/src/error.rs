@@ -21,6 +21,15 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
+    /// A partition spec change the evolution rules refuse (a duplicate field, a missing
+    /// source, a name in use).
+    #[error("cannot change partition field `{field}`: {reason}")]
+    PartitionEvolution {
+        /// The partition field's name (or its term, `day(ts)`, before it has one).
+        field: String,
+        /// Why the change was refused.
+        reason: String,
+    },
     /// A schema change the evolution rules refuse (a narrowing, an incompatible type, a
     /// required column that cannot be added, a name that matches twice).
     #[error("cannot evolve column `{column}`: {reason}")]

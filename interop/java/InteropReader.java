@@ -197,10 +197,13 @@ public class InteropReader {
     raw.forEach((id, buf) -> {
       // The current type first: Conversions reads a promoted column's old 4-byte bounds
       // (int as long, float as double); an older schema's type would misread new 8-byte ones.
+      // A dropped column: its newest type, for the same reason.
       Type type = RESERVED.get(id);
       if (type == null) type = table.schema().findType(id);
-      for (Schema s : table.schemas().values()) {
-        if (type == null) type = s.findType(id);
+      List<Integer> newestFirst = new ArrayList<>(table.schemas().keySet());
+      newestFirst.sort(java.util.Comparator.reverseOrder());
+      for (Integer schemaId : newestFirst) {
+        if (type == null) type = table.schemas().get(schemaId).findType(id);
       }
       m.put(id, type == null || !type.isPrimitiveType()
           ? HEX.formatHex(bytes(buf)) : value(Conversions.fromByteBuffer(type, buf.duplicate())));

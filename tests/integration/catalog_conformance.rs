@@ -10,11 +10,12 @@ use std::sync::Arc;
 use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{
     Catalog, Error, InMemoryCatalog, SchemaEvolution, SystemEnvironment, Table, TableCreation,
-    TableIdent, commit_create_append, commit_evolving_append, stage_create,
+    TableIdent, TableUpdate, commit_create_append, commit_evolving_append, commit_table_update,
+    stage_create,
 };
 use iceberg_catalog::{ObjectStoreCatalog, SqlCatalog, SqlCatalogConfig};
 use iceberg_io::FileIo;
-use iceberg_spec::evolution::UnionOptions;
+use iceberg_spec::evolution::{UnionOptions, UpdateSchema};
 use iceberg_spec::properties::COMMIT_MIN_RETRY_WAIT_MS;
 use iceberg_spec::{FormatVersion, NestedField, PrimitiveType};
 
@@ -268,6 +269,47 @@ pub(crate) async fn conformance(
     assert_eq!(schema_of(evolved.snapshot_id), Some(current.schema_id()));
     assert_eq!(schema_of(after.snapshot_id), Some(current.schema_id()));
     assert_eq!(lineage.metadata.next_row_id, Some(9));
+
+    // A metadata-only update (for REST: add-schema, set-current-schema, set-properties and
+    // remove-properties, no snapshot): a rename keeps the column's id, a column is dropped,
+    // and the snapshots stay as they were.
+    let mut update = UpdateSchema::new(current, lineage.metadata.last_column_id);
+    update.rename_column("note", "remark").unwrap();
+    update.delete_column("name").unwrap();
+    let evolved = update.apply().unwrap();
+    let change = TableUpdate::new()
+        .with_schema(&lineage.metadata, evolved)
+        .set_property("owner", "conformance")
+        .remove_property(COMMIT_MIN_RETRY_WAIT_MS);
+    let done = commit_table_update(catalog, &v3, &change, &env)
+        .await
+        .unwrap();
+    let updated = catalog.load_table(&v3).await.unwrap();
+    assert_eq!(
+        updated.metadata_location.as_deref(),
+        Some(done.metadata_location.as_str())
+    );
+    let schema_now = updated.metadata.current_schema().unwrap();
+    assert_eq!(schema_now.schema_id(), done.schema_id);
+    assert_eq!(schema_now.field_id_by_name("remark"), Some(note_id));
+    assert!(schema_now.field_by_name("name").is_none());
+    // The same snapshots (a REST server may list them in another order).
+    let by_id = |t: &Table| {
+        let mut s = t.metadata.snapshots.clone();
+        s.sort_by_key(|s| s.snapshot_id);
+        s
+    };
+    assert_eq!(by_id(&updated), by_id(&lineage));
+    assert_eq!(
+        updated.metadata.properties.get("owner").map(String::as_str),
+        Some("conformance")
+    );
+    assert!(
+        !updated
+            .metadata
+            .properties
+            .contains_key(COMMIT_MIN_RETRY_WAIT_MS)
+    );
 
     // Rename and register, or a typed refusal.
     let renamed = TableIdent::new(child.clone(), "events_renamed");

@@ -9,4 +9,5 @@ mod manifest_codec;
 mod schema_evolution;
 mod shared_tables;
 mod support;
+mod table_updates;
 mod write_sorted;

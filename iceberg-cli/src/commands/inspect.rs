@@ -43,7 +43,12 @@ pub(crate) async fn run(cli: &Cli, name: &str, with_files: bool) -> Result<()> {
             "table_uuid": meta.table_uuid.map(|u| u.to_string()),
             "current_snapshot_id": meta.current_snapshot_id,
             "schema": schema.to_json(),
+            "schemas": meta.schemas.iter().map(Schema::to_json).collect::<Vec<_>>(),
             "partition_spec": describe::spec_json(spec, schema),
+            "partition_specs": meta.partition_specs.iter().map(|p| json!({
+                "spec_id": p.spec_id(),
+                "fields": describe::spec_json(p, schema),
+            })).collect::<Vec<_>>(),
             "sort_order": describe::sort_json(meta.default_sort_order()),
             "properties": meta.properties,
             "snapshots": meta.snapshots.iter().map(|s| json!({
@@ -74,7 +79,35 @@ pub(crate) async fn run(cli: &Cli, name: &str, with_files: bool) -> Result<()> {
     for line in describe::schema_lines(schema) {
         outln!("  {line}");
     }
-    outln!("partitioned by: {}", describe::spec_text(spec, schema));
+    // Older schemas, one line each: files written with them are read by field id.
+    for older in meta
+        .schemas
+        .iter()
+        .filter(|s| s.schema_id() != schema.schema_id())
+    {
+        let names: Vec<&str> = older.fields().iter().map(|f| f.name.as_str()).collect();
+        outln!(
+            "older schema (id {}): {}",
+            older.schema_id(),
+            names.join(", ")
+        );
+    }
+    outln!(
+        "partitioned by: {} (spec id {})",
+        describe::spec_text(spec, schema),
+        spec.spec_id()
+    );
+    for older in meta
+        .partition_specs
+        .iter()
+        .filter(|p| p.spec_id() != spec.spec_id())
+    {
+        outln!(
+            "older spec (id {}): {}",
+            older.spec_id(),
+            describe::spec_text(older, schema)
+        );
+    }
     outln!(
         "sorted by: {}",
         describe::sort_text(meta.default_sort_order(), schema)

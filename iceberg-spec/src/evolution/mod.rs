@@ -14,6 +14,7 @@
 //! promotion, so a table evolved that way would read differently there: they are refused.
 
 mod fresh;
+mod spec_update;
 mod union;
 mod update;
 
@@ -22,6 +23,7 @@ use crate::schema::Schema;
 use crate::table_metadata::TableMetadata;
 use crate::types::PrimitiveType;
 
+pub use spec_update::{EvolvedSpec, UpdatePartitionSpec, add_default_spec};
 pub use union::union_by_name;
 pub use update::{Position, UpdateSchema};
 
@@ -154,11 +156,29 @@ pub fn add_current_schema(
     last_column_id: i32,
 ) -> Result<i32> {
     let needed = schema.min_format_version();
-    if needed > metadata.format_version.number() {
+    let found = metadata.format_version.number();
+    if needed > found {
+        // Name the column that needs the newer version.
+        let feature = schema
+            .fields_breadth_first()
+            .into_iter()
+            .find_map(|i| {
+                let f = &i.field;
+                if f.initial_default.is_some() || f.write_default.is_some() {
+                    Some(format!("column `{}` with a default", i.full_name))
+                } else if matches!(f.field_type, crate::types::Type::Primitive(_))
+                    && f.field_type.min_format_version() > found
+                {
+                    Some(format!("column `{}` of type {}", i.full_name, f.field_type))
+                } else {
+                    None
+                }
+            })
+            .unwrap_or_else(|| "a type of the evolved schema".into());
         return Err(crate::error::Error::FormatVersionTooLow {
-            feature: "a type of the evolved schema".into(),
+            feature,
             required: needed,
-            found: metadata.format_version.number(),
+            found,
         });
     }
     let existing = metadata.schemas.iter().find(|s| {
@@ -186,6 +206,8 @@ pub fn add_current_schema(
     Ok(id)
 }
 
+#[cfg(test)]
+mod spec_update_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

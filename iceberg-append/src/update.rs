@@ -1,0 +1,326 @@
+//! [`TableUpdate`]: a change of a table's metadata without a snapshot (a schema update,
+//! properties set and removed), committed as one new metadata file with one pointer swap, as
+//! Java's `UpdateSchema.commit`, `UpdatePartitionSpec.commit` and `UpdateProperties.commit`
+//! do (here in one commit).
+//!
+//! ```text
+//! UpdateSchema (iceberg-spec) --apply--> EvolvedSchema --+
+//! set_property / remove_property ------------------------+--> TableUpdate --commit_table_update-->
+//!                                                              new metadata.json, pointer swap
+//! ```
+//! A schema change is planned on one base: when a concurrent commit changed the current
+//! schema or added a column meanwhile (the REST requirements `assert-current-schema-id` and
+//! `assert-last-assigned-field-id`), the update fails with [`Error::SchemaConflict`] instead of
+//! re-resolving its column names against a schema it was not planned on; a spec change
+//! likewise fails with [`Error::SpecConflict`] when the default spec or
+//! `last-partition-id` changed (`assert-default-spec-id`,
+//! `assert-last-assigned-partition-id`). Property changes
+//! re-apply to any base. Nothing but the metadata file is written, so a failed update leaves
+//! nothing behind.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use iceberg_spec::evolution::{EvolvedSchema, EvolvedSpec, add_current_schema, add_default_spec};
+use iceberg_spec::table_metadata::RESERVED_PROPERTIES;
+use iceberg_spec::{TableMetadata, TableProperties, Transform};
+
+use crate::catalog::{Catalog, TableIdent};
+use crate::commit::{backoff, same_table};
+use crate::env::Environment;
+use crate::error::{Error, Result};
+use crate::plan::log_previous_metadata;
+
+/// A metadata change without a snapshot (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct TableUpdate {
+    schema: Option<PlannedSchema>,
+    spec: Option<PlannedSpec>,
+    set: BTreeMap<String, String>,
+    remove: BTreeSet<String>,
+}
+
+#[derive(Debug, Clone)]
+struct PlannedSchema {
+    evolved: EvolvedSchema,
+    base_schema_id: i32,
+    base_last_column_id: i32,
+}
+
+#[derive(Debug, Clone)]
+struct PlannedSpec {
+    evolved: EvolvedSpec,
+    base_spec_id: i32,
+    base_last_partition_id: i32,
+}
+
+/// A landed [`TableUpdate`].
+#[derive(Debug, Clone)]
+pub struct UpdateOutcome {
+    /// The new current metadata file.
+    pub metadata_location: String,
+    /// The current schema id after the update.
+    pub schema_id: i32,
+    /// The default partition spec id after the update.
+    pub spec_id: i32,
+    /// Attempts it took.
+    pub attempts: u32,
+}
+
+impl TableUpdate {
+    /// An update that changes nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Makes `evolved` (planned on `base`'s current schema, e.g. by
+    /// [`iceberg_spec::evolution::UpdateSchema`]) the current schema.
+    pub fn with_schema(mut self, base: &TableMetadata, evolved: EvolvedSchema) -> Self {
+        self.schema = Some(PlannedSchema {
+            evolved,
+            base_schema_id: base.current_schema_id,
+            base_last_column_id: base.last_column_id,
+        });
+        self
+    }
+
+    /// Makes a spec of `evolved`'s fields (planned on `base`'s default spec, e.g. by
+    /// [`iceberg_spec::evolution::UpdatePartitionSpec`]) the default spec: new data is written
+    /// with it, older files keep theirs.
+    pub fn with_spec(mut self, base: &TableMetadata, evolved: EvolvedSpec) -> Self {
+        self.spec = Some(PlannedSpec {
+            evolved,
+            base_spec_id: base.default_spec_id,
+            base_last_partition_id: base.last_partition_id,
+        });
+        self
+    }
+
+    /// Sets property `key` to `value`.
+    pub fn set_property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        let key = key.into();
+        self.remove.remove(&key);
+        self.set.insert(key, value.into());
+        self
+    }
+
+    /// Removes property `key` (a key the table lacks changes nothing).
+    pub fn remove_property(mut self, key: impl Into<String>) -> Self {
+        let key = key.into();
+        self.set.remove(&key);
+        self.remove.insert(key);
+        self
+    }
+
+    /// Whether the update changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.schema
+            .as_ref()
+            .is_none_or(|s| s.evolved.is_unchanged())
+            && self.spec.is_none()
+            && self.set.is_empty()
+            && self.remove.is_empty()
+    }
+
+    /// The metadata `base` becomes (not yet committed): `now_ms` is its update time and
+    /// `base_location` (the base's metadata file) goes into its log.
+    ///
+    /// # Errors
+    /// [`Error::SchemaConflict`] when the base's schema is not the one the schema change was
+    /// planned on; [`iceberg_spec::Error::SchemaEvolution`] naming a deleted column that the
+    /// default partition spec or sort order uses; [`iceberg_spec::Error::InvalidProperty`] for a
+    /// reserved key or a value the table's properties refuse.
+    pub fn apply(
+        &self,
+        table: &str,
+        base: &TableMetadata,
+        now_ms: i64,
+        base_location: Option<&str>,
+    ) -> Result<TableMetadata> {
+        let mut meta = base.clone();
+        if let Some(planned) = &self.schema {
+            if base.current_schema_id != planned.base_schema_id
+                || base.last_column_id != planned.base_last_column_id
+            {
+                return Err(Error::SchemaConflict {
+                    table: table.to_string(),
+                    reason: format!(
+                        "the schema changed since the update was planned (schema id {} -> {}, \
+                         last column id {} -> {}); plan it again on the new schema",
+                        planned.base_schema_id,
+                        base.current_schema_id,
+                        planned.base_last_column_id,
+                        base.last_column_id
+                    ),
+                });
+            }
+            check_sources_kept(base, &planned.evolved)?;
+            add_current_schema(
+                &mut meta,
+                &planned.evolved.schema,
+                planned.evolved.last_column_id,
+            )?;
+        }
+        if let Some(planned) = &self.spec {
+            if base.default_spec_id != planned.base_spec_id
+                || base.last_partition_id != planned.base_last_partition_id
+            {
+                return Err(Error::SpecConflict {
+                    table: table.to_string(),
+                    reason: format!(
+                        "the default spec changed since the update was planned (spec id {} -> {}, \
+                         last partition id {} -> {}); plan it again on the new spec",
+                        planned.base_spec_id,
+                        base.default_spec_id,
+                        planned.base_last_partition_id,
+                        base.last_partition_id
+                    ),
+                });
+            }
+            add_default_spec(&mut meta, &planned.evolved)?;
+        }
+        for key in self.set.keys().chain(&self.remove) {
+            if RESERVED_PROPERTIES.contains(&key.as_str()) {
+                return Err(iceberg_spec::Error::InvalidProperty {
+                    key: key.clone(),
+                    value: self.set.get(key).cloned().unwrap_or_default(),
+                    reason: "a reserved key, never stored as a table property".into(),
+                }
+                .into());
+            }
+        }
+        for key in &self.remove {
+            meta.properties.remove(key);
+        }
+        meta.properties.extend(self.set.clone());
+        let props = TableProperties::parse(&meta.properties)?;
+        meta.last_updated_ms = now_ms.max(base.last_updated_ms);
+        log_previous_metadata(
+            &mut meta,
+            base,
+            base_location,
+            props.metadata_previous_versions_max,
+        );
+        meta.validate()?;
+        Ok(meta)
+    }
+}
+
+/// Refuses a schema that drops a source column of the default partition spec or sort order
+/// (Java: "Cannot find source column"), naming the column.
+fn check_sources_kept(base: &TableMetadata, evolved: &EvolvedSchema) -> Result<()> {
+    let old = base.current_schema()?;
+    let spec = base.default_spec()?;
+    let partition = spec
+        .fields()
+        .iter()
+        .filter(|f| f.transform != Transform::Void)
+        .map(|f| (f.source_id, format!("partition field `{}`", f.name)));
+    let sort = base
+        .default_sort_order()
+        .into_iter()
+        .flat_map(|o| o.fields.iter())
+        .map(|f| (f.source_id, "the table's sort order".to_string()));
+    for (source, user) in partition.chain(sort) {
+        if evolved.schema.field_by_id(source).is_none() {
+            let column = old.field_name(source).unwrap_or_default().to_string();
+            return Err(iceberg_spec::Error::SchemaEvolution {
+                column,
+                reason: format!("{user} uses it; change that first"),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Commits `update` to `ident` through `catalog`, retrying on conflicts (the table's
+/// `commit.retry.*` properties) with the update re-applied to the new base.
+///
+/// # Errors
+/// As [`TableUpdate::apply`] (on the first base or a retry's); [`Error::UpdateRetriesExhausted`]
+/// when every attempt lost to a concurrent commit; [`Error::CommitStateUnknown`] when the
+/// catalog cannot tell whether the swap landed; the catalog's error otherwise.
+pub async fn commit_table_update(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    update: &TableUpdate,
+    env: &dyn Environment,
+) -> Result<UpdateOutcome> {
+    let table = ident.to_string();
+    let mut base = catalog.load_table(ident).await?;
+    let retry = TableProperties::parse(&base.metadata.properties)?.commit_retry;
+    let table_uuid = base.metadata.table_uuid;
+    let started = Instant::now();
+    let mut attempt = 1u32;
+    loop {
+        let base_location = base.metadata_location.clone();
+        let new = update.apply(
+            &table,
+            &base.metadata,
+            env.now_ms(),
+            base_location.as_deref(),
+        )?;
+        let error = match catalog
+            .commit(ident, base_location.as_deref().unwrap_or_default(), &new)
+            .await
+        {
+            Ok(location) => {
+                let (schema_id, spec_id) = (new.current_schema_id, new.default_spec_id);
+                if let Some(cache) = catalog.metadata_cache() {
+                    cache.insert_metadata(&location, new);
+                }
+                return Ok(UpdateOutcome {
+                    metadata_location: location,
+                    schema_id,
+                    spec_id,
+                    attempts: attempt,
+                });
+            }
+            Err(e) if e.is_commit_conflict() => e,
+            Err(e) => return Err(e),
+        };
+        base = catalog.load_table(ident).await?;
+        // A store that retried its conditional create may call our own landed write a
+        // conflict: then the table is exactly what this attempt wrote.
+        if landed(&base.metadata, &new, base_location.as_deref()) {
+            return Ok(UpdateOutcome {
+                metadata_location: base.metadata_location.clone().unwrap_or_default(),
+                schema_id: new.current_schema_id,
+                spec_id: new.default_spec_id,
+                attempts: attempt,
+            });
+        }
+        same_table(&base, table_uuid).map_err(|reason| Error::Catalog {
+            table: table.clone(),
+            reason,
+        })?;
+        let out_of_time = started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
+        if attempt > retry.num_retries || out_of_time {
+            return Err(Error::UpdateRetriesExhausted {
+                table,
+                attempts: attempt,
+                last: Box::new(error),
+            });
+        }
+        tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env)).await;
+        attempt += 1;
+    }
+}
+
+/// Whether `current` is the metadata an attempt wrote as `ours` on the base at `base_location`.
+fn landed(current: &TableMetadata, ours: &TableMetadata, base_location: Option<&str>) -> bool {
+    let follows_base = current
+        .metadata_log
+        .last()
+        .map(|e| e.metadata_file.as_str())
+        == base_location;
+    follows_base
+        && current.last_updated_ms == ours.last_updated_ms
+        && current.current_schema_id == ours.current_schema_id
+        && current.default_spec_id == ours.default_spec_id
+        && current.last_column_id == ours.last_column_id
+        && current.schemas.len() == ours.schemas.len()
+        && current.properties == ours.properties
+        && current.current_snapshot_id == ours.current_snapshot_id
+}

@@ -1,0 +1,286 @@
+//! Metadata-only updates (schema changes, properties): one new metadata file, snapshots and
+//! data untouched; a concurrent append is retried over, a concurrent schema change is a typed
+//! conflict, and a refused update leaves the table exactly as it was.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use iceberg_append::{
+    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, MetadataCache, Result, Table,
+    TableCreation, TableIdent, TableUpdate, commit_append, commit_table_update,
+};
+use iceberg_io::FileIo;
+use iceberg_spec::evolution::{Position, UpdateSchema};
+use iceberg_spec::properties::{COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES};
+use iceberg_spec::{
+    DataFile, Datum, NestedField, PartitionSpec, PrimitiveType as P, Schema, TableMetadata,
+    Transform, Type,
+};
+
+use crate::support::data_file;
+
+/// A data file of bucket 1.
+fn file(name: &str) -> DataFile {
+    DataFile {
+        partition: vec![Some(Datum::int(1))],
+        ..data_file(name, 3)
+    }
+}
+
+/// What happens at the first swap.
+#[derive(Debug)]
+enum Race {
+    /// Another writer appends first.
+    Append,
+    /// Another writer makes this update first.
+    Update(Box<TableUpdate>),
+    /// Our swap lands, then the catalog says "conflict".
+    LandedThenConflict,
+}
+
+#[derive(Debug)]
+struct Racing {
+    inner: InMemoryCatalog,
+    env: Arc<DeterministicEnvironment>,
+    race: Mutex<Option<Race>>,
+}
+
+#[async_trait]
+impl Catalog for Racing {
+    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
+        self.inner.load_table(ident).await
+    }
+
+    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
+        self.inner.create_table(ident, creation).await
+    }
+
+    async fn commit(&self, ident: &TableIdent, base: &str, new: &TableMetadata) -> Result<String> {
+        let race = self.race.lock().unwrap().take();
+        match race {
+            Some(Race::Append) => {
+                let files = vec![file("theirs")];
+                commit_append(
+                    &self.inner,
+                    ident,
+                    files,
+                    BTreeMap::new(),
+                    self.env.as_ref(),
+                )
+                .await
+                .unwrap();
+            }
+            Some(Race::Update(update)) => {
+                commit_table_update(&self.inner, ident, &update, self.env.as_ref())
+                    .await
+                    .unwrap();
+            }
+            Some(Race::LandedThenConflict) => {
+                self.inner.commit(ident, base, new).await?;
+                return Err(Error::CommitConflict {
+                    table: ident.to_string(),
+                    expected: Some(base.to_string()),
+                    found: None,
+                });
+            }
+            None => {}
+        }
+        self.inner.commit(ident, base, new).await
+    }
+
+    fn io(&self) -> &FileIo {
+        self.inner.io()
+    }
+
+    fn metadata_cache(&self) -> Option<&MetadataCache> {
+        self.inner.metadata_cache()
+    }
+}
+
+async fn setup(race: Option<Race>) -> (Racing, TableIdent) {
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 5));
+    let inner = InMemoryCatalog::new(FileIo::memory(), env.clone());
+    let ident = TableIdent::parse("db.t").unwrap();
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", P::Int),
+            NestedField::optional(2, "name", P::String),
+            NestedField::optional(3, "qty", P::Int),
+        ],
+    )
+    .unwrap();
+    let mut creation = TableCreation::new("memory://wh/db/t", schema.clone());
+    creation.spec = PartitionSpec::builder(&schema)
+        .add("qty", Transform::Bucket(4))
+        .unwrap()
+        .build()
+        .unwrap();
+    creation
+        .properties
+        .insert(COMMIT_NUM_RETRIES.into(), "3".into());
+    creation
+        .properties
+        .insert(COMMIT_MIN_RETRY_WAIT_MS.into(), "1".into());
+    inner.create_table(&ident, creation).await.unwrap();
+    commit_append(
+        &inner,
+        &ident,
+        vec![file("first")],
+        BTreeMap::new(),
+        env.as_ref(),
+    )
+    .await
+    .unwrap();
+    let catalog = Racing {
+        inner,
+        env,
+        race: Mutex::new(race),
+    };
+    (catalog, ident)
+}
+
+/// Renames `name` to `label`, adds `note` after `id`, widens `qty`.
+fn plan(meta: &TableMetadata) -> TableUpdate {
+    let mut u = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
+    u.rename_column("name", "label").unwrap();
+    u.add_column(None, "note", P::String.into(), None).unwrap();
+    u.move_column("note", Position::After("id".into())).unwrap();
+    u.widen_column("qty", P::Long).unwrap();
+    TableUpdate::new().with_schema(meta, u.apply().unwrap())
+}
+
+#[tokio::test]
+async fn a_schema_update_is_one_metadata_file_and_keeps_the_snapshots() {
+    let (catalog, ident) = setup(None).await;
+    let before = catalog.load_table(&ident).await.unwrap();
+    let update = plan(&before.metadata).set_property("owner", "ingest");
+    let env = catalog.env.clone();
+    let done = commit_table_update(&catalog, &ident, &update, env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(done.attempts, 1);
+    let after = catalog.load_table(&ident).await.unwrap();
+    let m = &after.metadata;
+    assert_eq!(
+        after.metadata_location.as_deref(),
+        Some(done.metadata_location.as_str())
+    );
+    assert_eq!(m.current_schema_id, 1);
+    assert_eq!(m.schemas.len(), 2, "the old schema stays for the old files");
+    let s = m.current_schema().unwrap();
+    let names: Vec<&str> = s.fields().iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["id", "note", "label", "qty"]);
+    assert_eq!(s.field_id_by_name("label"), Some(2));
+    assert_eq!(
+        s.field_by_id(3).unwrap().field_type,
+        Type::Primitive(P::Long)
+    );
+    assert_eq!(m.last_column_id, 4);
+    assert_eq!(m.snapshots, before.metadata.snapshots);
+    assert_eq!(m.current_snapshot_id, before.metadata.current_snapshot_id);
+    assert_eq!(
+        m.properties.get("owner").map(String::as_str),
+        Some("ingest")
+    );
+    assert_eq!(
+        m.metadata_log.last().map(|e| e.metadata_file.as_str()),
+        before.metadata_location.as_deref()
+    );
+}
+
+#[tokio::test]
+async fn a_concurrent_append_is_retried_over() {
+    let (catalog, ident) = setup(Some(Race::Append)).await;
+    let before = catalog.load_table(&ident).await.unwrap();
+    let update = plan(&before.metadata);
+    let env = catalog.env.clone();
+    let done = commit_table_update(&catalog, &ident, &update, env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(done.attempts, 2);
+    let m = catalog.load_table(&ident).await.unwrap().metadata;
+    assert_eq!(m.snapshots.len(), 2, "their append stays");
+    assert_eq!(
+        m.current_schema().unwrap().field_id_by_name("note"),
+        Some(4)
+    );
+}
+
+#[tokio::test]
+async fn a_concurrent_schema_change_is_a_conflict_and_changes_nothing() {
+    let (catalog, ident) = setup(None).await;
+    let before = catalog.load_table(&ident).await.unwrap();
+    let ours = plan(&before.metadata);
+    // Theirs lands first: a column added, so the ids ours planned are taken.
+    let mut theirs = UpdateSchema::new(
+        before.metadata.current_schema().unwrap(),
+        before.metadata.last_column_id,
+    );
+    theirs
+        .add_column(None, "other", P::Int.into(), None)
+        .unwrap();
+    let theirs = TableUpdate::new().with_schema(&before.metadata, theirs.apply().unwrap());
+    *catalog.race.lock().unwrap() = Some(Race::Update(Box::new(theirs)));
+    let env = catalog.env.clone();
+    let err = commit_table_update(&catalog, &ident, &ours, env.as_ref())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::SchemaConflict { .. }), "{err}");
+    let m = catalog.load_table(&ident).await.unwrap().metadata;
+    let s = m.current_schema().unwrap();
+    assert_eq!(s.field_id_by_name("other"), Some(4));
+    assert!(s.field_by_name("note").is_none() && s.field_by_name("name").is_some());
+}
+
+#[tokio::test]
+async fn our_landed_update_reported_as_conflict_is_success() {
+    let (catalog, ident) = setup(Some(Race::LandedThenConflict)).await;
+    let before = catalog.load_table(&ident).await.unwrap();
+    let env = catalog.env.clone();
+    let done = commit_table_update(&catalog, &ident, &plan(&before.metadata), env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(done.attempts, 1);
+    let m = catalog.load_table(&ident).await.unwrap().metadata;
+    assert_eq!(m.schemas.len(), 2, "landed once");
+    assert_eq!(m.metadata_log.len(), before.metadata.metadata_log.len() + 1);
+}
+
+#[tokio::test]
+async fn refused_updates_name_what_and_leave_the_table_as_it_was() {
+    let (catalog, ident) = setup(None).await;
+    let before = catalog.load_table(&ident).await.unwrap();
+    let env = catalog.env.clone();
+    let meta = &before.metadata;
+    let mut u = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
+    u.delete_column("qty").unwrap();
+    let drop_source = TableUpdate::new().with_schema(meta, u.apply().unwrap());
+    let refusals = [
+        (drop_source, "qty"),
+        (
+            TableUpdate::new().set_property("format-version", "3"),
+            "format-version",
+        ),
+        (
+            TableUpdate::new().set_property(COMMIT_NUM_RETRIES, "many"),
+            COMMIT_NUM_RETRIES,
+        ),
+    ];
+    for (update, named) in refusals {
+        let err = commit_table_update(&catalog, &ident, &update, env.as_ref())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains(named), "{named}: {err}");
+    }
+    let after = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(after.metadata_location, before.metadata_location);
+    // Removing a property the table lacks, with nothing else, is still a valid update.
+    let update = TableUpdate::new().remove_property("absent");
+    commit_table_update(&catalog, &ident, &update, env.as_ref())
+        .await
+        .unwrap();
+}
