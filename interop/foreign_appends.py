@@ -372,6 +372,53 @@ def evolve_foreign(cli: Path, catalog: list[str], folder: Path, name: str, rows:
     return table_meta.strip_scheme(done["metadata_location"])
 
 
+# A table our CLI re-partitions with `iceberg alter`: day(ts) first, then bucket(4, id) added and
+# day(ts) removed, so files under three specs; filters on the old and the new source find all.
+REPART_CSVS = [
+    ("day.csv", "id,ts,v\n1,2024-03-01T10:00:00Z,a\n2,2024-03-02T10:00:00Z,b\n",
+     ["--create", "--partition", "day(ts)"]),
+    ("both.csv", "id,ts,v\n3,2024-03-01T12:00:00Z,c\n4,2024-03-03T10:00:00Z,\n", []),
+    ("bucket.csv", "id,ts,v\n5,2024-03-02T23:00:00Z,e\n6,2024-03-04T10:00:00Z,f\n", []),
+]
+REPART_ALTERS = [[], [["add-partition-field", "bucket(4, id)"]], [["drop-partition-field", "ts_day"]]]
+REPART_ROWS = [
+    {"id": 1, "ts": "2024-03-01T10:00:00+00:00", "v": "a"}, {"id": 2, "ts": "2024-03-02T10:00:00+00:00", "v": "b"},
+    {"id": 3, "ts": "2024-03-01T12:00:00+00:00", "v": "c"}, {"id": 4, "ts": "2024-03-03T10:00:00+00:00", "v": None},
+    {"id": 5, "ts": "2024-03-02T23:00:00+00:00", "v": "e"}, {"id": 6, "ts": "2024-03-04T10:00:00+00:00", "v": "f"},
+]
+
+
+def repartitioned(out: Path, cli: Path) -> tuple[list[dict], dict, list[str]]:
+    """A table whose partition spec our CLI evolves between appends: every reader must find the
+    files of every spec, and prune (or not) by the old and the new partition source."""
+    group = "A table our CLI re-partitioned (alter: day(ts), then + bucket(4, id), then - day(ts))"
+    folder = out / "repartition"
+    folder.mkdir(parents=True)
+    catalog = ["--warehouse", str(folder / "hadoop"), "--catalog", "object-store"]
+    flt = {"ts_lt_mar2": {"op": "<", "col": "ts", "value": "2024-03-02T00:00:00+00:00"},
+           "id_eq_5": {"op": "=", "col": "id", "value": 5},
+           "id_in": {"op": "in", "col": "id", "values": [1, 4, 6]}}
+    spec, expected, failed = [], {}, []
+    for step, ((file, text, flags), alters) in enumerate(zip(REPART_CSVS, REPART_ALTERS)):
+        (folder / file).write_text(text)
+        try:
+            for change in alters:
+                _cli_json(cli, [*catalog, "alter", "db.repart", *change])
+            done = _cli_json(cli, [*catalog, "append", "db.repart", str(folder / file), *flags])
+        except RuntimeError as e:
+            failed.append(str(e))
+            print(f"foreign_appends.py: {e}", file=sys.stderr)
+            break
+        path = table_meta.strip_scheme(done["metadata_location"])
+        meta = table_meta.load(path)
+        state = "repart" + ["+day", "+day_bucket", "+bucket"][step]
+        ours = {} if step == 0 else {table_meta.read_metadata(path)["current-snapshot-id"]: _added_files(meta)}
+        rows = [canon_row(r, meta.fields) for r in REPART_ROWS[: 2 * (step + 1)]]
+        expected[state] = expected_state(meta, rows, flt, ours)
+        spec.append({"name": state, "metadata": path, "group": group, "filters": flt})
+    return spec, expected, failed
+
+
 def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list[str]]:
     shutil.rmtree(out, ignore_errors=True)  # the engines' tables are made anew every time
     py = sys.executable
@@ -423,7 +470,7 @@ def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list
                     spec.append({"name": state, "metadata": path, "group": group, "filters": evolve_flt})
             expected[name] = expected_state(meta, list(engine_rows[name]["scan"]), flt, {})
             spec += [{"name": n, "metadata": p, "group": group, "filters": flt} for n, p in states]
-    for made in (text_created, evolved):
+    for made in (text_created, evolved, repartitioned):
         more_spec, more_expected, more_failed = made(out, cli)
         spec += more_spec
         expected.update(more_expected)

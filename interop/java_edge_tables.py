@@ -26,6 +26,10 @@ that our second merge also folds a manifest our first one wrote). Every table ha
   java_v2_spill     identity(id) with write.max-open-files=1 and a 1-byte spill budget (our
                     properties; Java ignores them): each of our appends spans three partitions,
                     so two go through our writer's spill and its local run files
+  java_v2_evolved   Java evolves the schema (column added, renamed, widened, dropped) and the
+                    spec (bucket(4, id) added, days(ts) dropped) between its inserts: files
+                    under three specs and two schemas before our appends
+  java_v1_evolved   the same in v1, where Java keeps the dropped days(ts) as a void field
 """
 
 # uuids by sign class (top bit of byte 0, top bit of byte 8): unsigned bytes and Java 1.10's
@@ -218,7 +222,42 @@ def v2_spill(spark) -> dict:
         "id_null": {"op": "is_null", "col": "id"}}}
 
 
+def _evolved(spark, name: str, version: int) -> dict:
+    # Java evolves schema and spec between its inserts: a column added, one renamed, an int
+    # widened to long, one dropped; bucket(4, id) added and days(ts) dropped (v1: a void
+    # field in its place). Our appends write with the current schema and spec, our merges fold
+    # manifests of each spec apart
+    sql = spark.sql
+    sql(f"""CREATE TABLE x.db.{name} (id BIGINT, ts TIMESTAMP, name STRING, qty INT, junk STRING)
+           USING iceberg PARTITIONED BY (days(ts))
+           TBLPROPERTIES ('format-version'='{version}', 'commit.manifest.min-count-to-merge'='2')""")
+    sql(f"""INSERT INTO x.db.{name} VALUES (1, TIMESTAMP'2024-03-01 01:00:00', 'a', 1, 'x'),
+           (2, TIMESTAMP'2024-03-02 02:00:00', NULL, 2, 'y')""")
+    sql(f"ALTER TABLE x.db.{name} ADD COLUMN note STRING")
+    sql(f"ALTER TABLE x.db.{name} RENAME COLUMN name TO label")
+    sql(f"ALTER TABLE x.db.{name} ALTER COLUMN qty TYPE BIGINT")
+    sql(f"ALTER TABLE x.db.{name} DROP COLUMN junk")
+    sql(f"ALTER TABLE x.db.{name} ADD PARTITION FIELD bucket(4, id)")
+    sql(f"""INSERT INTO x.db.{name} VALUES (3, TIMESTAMP'2024-03-01 03:00:00', 'c', 8000000000, 'n3'),
+           (4, NULL, 'd', NULL, NULL)""")
+    sql(f"ALTER TABLE x.db.{name} DROP PARTITION FIELD days(ts)")
+    sql(f"INSERT INTO x.db.{name} VALUES (5, TIMESTAMP'2024-03-03 05:00:00', 'e', 5, 'n5')")
+    return {"name": name, "appends": MERGE_TWICE, "filters": {
+        "ts_lt_mar2": {"op": "<", "col": "ts", "value": "2024-03-02T00:00:00.000000+00:00"},
+        "id_eq_3": {"op": "=", "col": "id", "value": 3},
+        "qty_gt_4": {"op": ">", "col": "qty", "value": 4},
+        "note_null": {"op": "is_null", "col": "note"}}}
+
+
+def v2_evolved(spark) -> dict:
+    return _evolved(spark, "java_v2_evolved", 2)
+
+
+def v1_evolved(spark) -> dict:
+    return _evolved(spark, "java_v1_evolved", 1)
+
+
 TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v1_upgraded),
           ("java_v2_names", v2_names), ("java_v2_names_unicode", v2_names_unicode),
           ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days), ("java_v2_gzip", v2_gzip),
-          ("java_v2_spill", v2_spill))
+          ("java_v2_spill", v2_spill), ("java_v2_evolved", v2_evolved), ("java_v1_evolved", v1_evolved))

@@ -62,8 +62,9 @@ pub enum Error {
         /// What changed.
         reason: String,
     },
-    /// A partition spec change planned on a default spec that a concurrent commit replaced.
-    #[error("partition spec conflict on {table}: {reason}")]
+    /// A partition spec or sort order change planned on a default spec or order that a
+    /// concurrent commit replaced.
+    #[error("partition spec or sort order conflict on {table}: {reason}")]
     SpecConflict {
         /// The table.
         table: String,

@@ -21,9 +21,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use iceberg_spec::evolution::{EvolvedSchema, EvolvedSpec, add_current_schema, add_default_spec};
+use iceberg_spec::evolution::{
+    EvolvedSchema, EvolvedSpec, add_current_schema, add_default_sort_order, add_default_spec,
+};
 use iceberg_spec::table_metadata::RESERVED_PROPERTIES;
-use iceberg_spec::{TableMetadata, TableProperties, Transform};
+use iceberg_spec::{SortOrder, TableMetadata, TableProperties, Transform};
 
 use crate::catalog::{Catalog, TableIdent};
 use crate::commit::{backoff, same_table};
@@ -36,6 +38,8 @@ use crate::plan::log_previous_metadata;
 pub struct TableUpdate {
     schema: Option<PlannedSchema>,
     spec: Option<PlannedSpec>,
+    /// The new default sort order, and the default order id it was planned on.
+    sort_order: Option<(SortOrder, i64)>,
     set: BTreeMap<String, String>,
     remove: BTreeSet<String>,
 }
@@ -63,6 +67,8 @@ pub struct UpdateOutcome {
     pub schema_id: i32,
     /// The default partition spec id after the update.
     pub spec_id: i32,
+    /// The default sort order id after the update.
+    pub sort_order_id: i64,
     /// Attempts it took.
     pub attempts: u32,
 }
@@ -96,6 +102,13 @@ impl TableUpdate {
         self
     }
 
+    /// Makes `order` the default sort order (planned on `base`'s default order): new data
+    /// files are sorted by it and record its id.
+    pub fn with_sort_order(mut self, base: &TableMetadata, order: SortOrder) -> Self {
+        self.sort_order = Some((order, base.default_sort_order_id));
+        self
+    }
+
     /// Sets property `key` to `value`.
     pub fn set_property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         let key = key.into();
@@ -118,6 +131,7 @@ impl TableUpdate {
             .as_ref()
             .is_none_or(|s| s.evolved.is_unchanged())
             && self.spec.is_none()
+            && self.sort_order.is_none()
             && self.set.is_empty()
             && self.remove.is_empty()
     }
@@ -178,6 +192,19 @@ impl TableUpdate {
                 });
             }
             add_default_spec(&mut meta, &planned.evolved)?;
+        }
+        if let Some((order, planned_on)) = &self.sort_order {
+            if base.default_sort_order_id != *planned_on {
+                return Err(Error::SpecConflict {
+                    table: table.to_string(),
+                    reason: format!(
+                        "the default sort order changed since the update was planned \
+                         (order id {planned_on} -> {})",
+                        base.default_sort_order_id
+                    ),
+                });
+            }
+            add_default_sort_order(&mut meta, order)?;
         }
         for key in self.set.keys().chain(&self.remove) {
             if RESERVED_PROPERTIES.contains(&key.as_str()) {
@@ -266,7 +293,11 @@ pub async fn commit_table_update(
             .await
         {
             Ok(location) => {
-                let (schema_id, spec_id) = (new.current_schema_id, new.default_spec_id);
+                let (schema_id, spec_id, sort_order_id) = (
+                    new.current_schema_id,
+                    new.default_spec_id,
+                    new.default_sort_order_id,
+                );
                 if let Some(cache) = catalog.metadata_cache() {
                     cache.insert_metadata(&location, new);
                 }
@@ -274,6 +305,7 @@ pub async fn commit_table_update(
                     metadata_location: location,
                     schema_id,
                     spec_id,
+                    sort_order_id,
                     attempts: attempt,
                 });
             }
@@ -288,6 +320,7 @@ pub async fn commit_table_update(
                 metadata_location: base.metadata_location.clone().unwrap_or_default(),
                 schema_id: new.current_schema_id,
                 spec_id: new.default_spec_id,
+                sort_order_id: new.default_sort_order_id,
                 attempts: attempt,
             });
         }
@@ -319,6 +352,7 @@ fn landed(current: &TableMetadata, ours: &TableMetadata, base_location: Option<&
         && current.last_updated_ms == ours.last_updated_ms
         && current.current_schema_id == ours.current_schema_id
         && current.default_spec_id == ours.default_spec_id
+        && current.default_sort_order_id == ours.default_sort_order_id
         && current.last_column_id == ours.last_column_id
         && current.schemas.len() == ours.schemas.len()
         && current.properties == ours.properties

@@ -241,6 +241,12 @@ pub(crate) enum AlterChange {
         /// Its new name.
         new_name: String,
     },
+    /// Replace the table's sort order (new data files are sorted by it; none: unsorted).
+    SetSort {
+        /// Spark-style keys: `ts`, `id desc`, `day(ts) asc nulls last`; none for unsorted.
+        #[arg(value_name = "KEY")]
+        keys: Vec<String>,
+    },
     /// Set table properties.
     SetProperty {
         /// `key=value`; several in one commit.

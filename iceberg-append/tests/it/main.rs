@@ -1,9 +1,10 @@
 //! The crate's integration tests, one binary (each binary links the whole dependency tree):
-//! append laws, commit outcomes, golden output, the manifest codec, schema evolution,
-//! shared tables and sorted writes.
+//! append laws, commit outcomes, evolution laws, golden output, the manifest codec, schema
+//! evolution, shared tables, table updates and sorted writes.
 
 mod append_laws;
 mod commit_outcomes;
+mod evolution_laws;
 mod golden;
 mod manifest_codec;
 mod schema_evolution;

@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::catalog::OpenCatalog;
 use crate::cli::{AlterChange, Cli};
 use crate::error::{Error, Result};
-use crate::partition_expr::parse_term;
+use crate::partition_expr::{parse_term, sort_order};
 
 /// Runs `iceberg alter NS.T CHANGE`.
 ///
@@ -47,6 +47,7 @@ pub(crate) async fn run(cli: &Cli, table: &str, change: &AlterChange) -> Result<
             "metadata_location": done.metadata_location,
             "schema_id": done.schema_id,
             "spec_id": done.spec_id,
+            "sort_order_id": done.sort_order_id,
             "changes": changes,
         });
         outln!("{}", serde_json::to_string_pretty(&out)?);
@@ -78,6 +79,15 @@ fn plan(meta: &TableMetadata, change: &AlterChange) -> Result<(TableUpdate, Vec<
                 .iter()
                 .fold(TableUpdate::new(), |u, k| u.remove_property(k));
             return Ok((update, words));
+        }
+        AlterChange::SetSort { keys } => {
+            let order = sort_order(keys, meta.current_schema()?).map_err(Error::Usage)?;
+            let words = if order.is_unsorted() {
+                "unsorted".to_string()
+            } else {
+                format!("sorted by {}", keys.join(", "))
+            };
+            return Ok((TableUpdate::new().with_sort_order(meta, order), vec![words]));
         }
         AlterChange::AddPartitionField { .. }
         | AlterChange::DropPartitionField { .. }

@@ -246,6 +246,7 @@ fn file_json(f: &DataFile, schema: &Schema) -> Value {
         "file_path": f.file_path,
         "file_format": f.file_format.as_str(),
         "spec_id": f.spec_id,
+        "sort_order_id": f.sort_order_id,
         "partition": f.partition.iter().map(|d| d.as_ref().map(|d| d.to_json())).collect::<Vec<_>>(),
         "record_count": f.record_count,
         "file_size_in_bytes": f.file_size_in_bytes,

@@ -229,3 +229,36 @@ fn partition_fields_evolve_and_old_files_keep_their_spec() {
         assert_eq!(ids, [1, 2, 3, 4]);
     }
 }
+
+#[test]
+fn a_new_sort_order_sorts_the_next_files() {
+    let env = Env::new();
+    let a = env.write("a.csv", "id,v\n3,c\n1,a\n2,b\n");
+    env.ok(&["append", "db.t", a.to_str().unwrap(), "--create"]);
+    let v = env.json(&["alter", "db.t", "set-sort", "id desc"]);
+    assert_eq!(v["sort_order_id"], 1);
+    let b = env.write("b.csv", "id,v\n4,d\n6,f\n5,e\n");
+    env.ok(&["append", "db.t", b.to_str().unwrap()]);
+    let inspect = env.json(&["inspect", "db.t", "--files"]);
+    let mut orders: Vec<Option<i64>> = inspect["data_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["sort_order_id"].as_i64())
+        .collect();
+    orders.sort();
+    assert_eq!(
+        orders,
+        [None, Some(1)],
+        "the new file records the new order; unsorted files record none"
+    );
+    // No keys: unsorted again (id 0); the same order again reuses its id.
+    assert_eq!(env.json(&["alter", "db.t", "set-sort"])["sort_order_id"], 0);
+    assert_eq!(
+        env.json(&["alter", "db.t", "set-sort", "id desc"])["sort_order_id"],
+        1
+    );
+    let out = env.run(&["alter", "db.t", "set-sort", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
+}

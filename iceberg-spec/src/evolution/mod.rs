@@ -212,3 +212,46 @@ mod spec_update_tests;
 mod tests;
 #[cfg(test)]
 mod update_tests;
+
+/// Makes `order` (its id ignored) the default sort order of `metadata`, as Java's
+/// `ReplaceSortOrder` does: the unsorted order is id 0, an existing order with the same
+/// fields is reused, otherwise it is added with the next id. Returns the default order id.
+///
+/// # Errors
+/// A sort field whose source is not a primitive column of the current schema, or whose
+/// transform does not take it.
+pub fn add_default_sort_order(
+    metadata: &mut TableMetadata,
+    order: &crate::sort_order::SortOrder,
+) -> Result<i64> {
+    order.validate(metadata.current_schema()?)?;
+    let id = if order.is_unsorted() {
+        0
+    } else if let Some(existing) = metadata
+        .sort_orders
+        .iter()
+        .find(|o| o.fields == order.fields)
+    {
+        existing.order_id
+    } else {
+        let id = metadata
+            .sort_orders
+            .iter()
+            .map(|o| o.order_id)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        metadata.sort_orders.push(crate::sort_order::SortOrder {
+            order_id: id,
+            fields: order.fields.clone(),
+        });
+        id
+    };
+    if id == 0 && !metadata.sort_orders.iter().any(|o| o.order_id == 0) {
+        metadata
+            .sort_orders
+            .push(crate::sort_order::SortOrder::unsorted());
+    }
+    metadata.default_sort_order_id = id;
+    Ok(id)
+}
