@@ -24,8 +24,9 @@ use std::time::{Duration, Instant};
 use iceberg_spec::evolution::{
     EvolvedSchema, EvolvedSpec, add_current_schema, add_default_sort_order, add_default_spec,
 };
+use iceberg_spec::properties::is_secret_key;
 use iceberg_spec::table_metadata::RESERVED_PROPERTIES;
-use iceberg_spec::{SortOrder, TableMetadata, TableProperties, Transform};
+use iceberg_spec::{SortOrder, TableMetadata, TableProperties};
 
 use crate::catalog::{Catalog, TableIdent};
 use crate::commit::{backoff, same_table};
@@ -206,6 +207,19 @@ impl TableUpdate {
             }
             add_default_sort_order(&mut meta, order)?;
         }
+        for key in self.set.keys() {
+            // Table properties are in metadata.json, which every reader of the table sees.
+            if is_secret_key(key) {
+                return Err(iceberg_spec::Error::InvalidProperty {
+                    key: key.clone(),
+                    value: "<redacted>".into(),
+                    reason: "a credential, which must not be stored in table metadata; give it \
+                             to the file IO instead"
+                        .into(),
+                }
+                .into());
+            }
+        }
         for key in self.set.keys().chain(&self.remove) {
             if RESERVED_PROPERTIES.contains(&key.as_str()) {
                 return Err(iceberg_spec::Error::InvalidProperty {
@@ -238,10 +252,11 @@ impl TableUpdate {
 fn check_sources_kept(base: &TableMetadata, evolved: &EvolvedSchema) -> Result<()> {
     let old = base.current_schema()?;
     let spec = base.default_spec()?;
+    // Void fields too: a v1 spec keeps them for good, and a spec whose source is gone does
+    // not validate here (Java tolerates it for void alone).
     let partition = spec
         .fields()
         .iter()
-        .filter(|f| f.transform != Transform::Void)
         .map(|f| (f.source_id, format!("partition field `{}`", f.name)));
     let sort = base
         .default_sort_order()

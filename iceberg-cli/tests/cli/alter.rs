@@ -129,6 +129,10 @@ fn refused_alters_name_the_column_and_change_nothing() {
         ),
         (vec!["set-property", "format-version=3"], "format-version"),
         (
+            vec!["set-property", "s3.secret-access-key=abc"],
+            "credential",
+        ),
+        (
             vec!["set-property", "commit.retry.num-retries=many"],
             "commit.retry.num-retries",
         ),
