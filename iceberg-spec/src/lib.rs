@@ -23,6 +23,7 @@ pub mod datum;
 pub mod error;
 pub mod evolution;
 pub mod manifest;
+pub mod name_mapping;
 pub mod partition;
 pub mod properties;
 pub mod schema;

@@ -14,6 +14,7 @@ use iceberg_append::{
 };
 use iceberg_io::FileIo;
 use iceberg_spec::evolution::{Position, UpdateSchema};
+use iceberg_spec::name_mapping::{DEFAULT_NAME_MAPPING, NameMapping};
 use iceberg_spec::properties::{COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES};
 use iceberg_spec::{
     DataFile, Datum, NestedField, PartitionSpec, PrimitiveType as P, Schema, TableMetadata,
@@ -283,4 +284,33 @@ async fn refused_updates_name_what_and_leave_the_table_as_it_was() {
     commit_table_update(&catalog, &ident, &update, env.as_ref())
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn the_name_mapping_follows_a_rename_and_an_add() {
+    let (catalog, ident) = setup(None).await;
+    let env = catalog.env.clone();
+    let before = catalog.load_table(&ident).await.unwrap();
+    let mapping = NameMapping::from_schema(before.metadata.current_schema().unwrap());
+    let set = TableUpdate::new().set_property(DEFAULT_NAME_MAPPING, mapping.to_json());
+    commit_table_update(&catalog, &ident, &set, env.as_ref())
+        .await
+        .unwrap();
+    let base = catalog.load_table(&ident).await.unwrap();
+    commit_table_update(&catalog, &ident, &plan(&base.metadata), env.as_ref())
+        .await
+        .unwrap();
+    let after = catalog.load_table(&ident).await.unwrap();
+    let json = &after.metadata.properties[DEFAULT_NAME_MAPPING];
+    let updated = NameMapping::from_json(json).unwrap();
+    let names = |id: i32| {
+        updated
+            .fields
+            .iter()
+            .find(|m| m.field_id == Some(id))
+            .map(|m| m.names.clone())
+    };
+    // Files written with `name` (no field ids) still resolve to id 2; `note` is mapped.
+    assert_eq!(names(2), Some(vec!["name".into(), "label".into()]));
+    assert_eq!(names(4), Some(vec!["note".into()]));
 }

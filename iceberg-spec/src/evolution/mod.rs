@@ -19,6 +19,7 @@ mod union;
 mod update;
 
 use crate::error::Result;
+use crate::name_mapping::{DEFAULT_NAME_MAPPING, NameMapping};
 use crate::schema::Schema;
 use crate::table_metadata::TableMetadata;
 use crate::types::PrimitiveType;
@@ -143,7 +144,8 @@ pub fn is_promotion_allowed(from: &PrimitiveType, to: &PrimitiveType) -> bool {
     }
 }
 
-/// Makes `schema` the current schema of `metadata`: an existing schema with the same fields
+/// Makes `schema` the current schema of `metadata` (and updates its name mapping, if any):
+/// an existing schema with the same fields
 /// and identifier fields is reused (as Java's metadata builder does), otherwise `schema` is
 /// added with the next schema id; `last-column-id` becomes at least `last_column_id`.
 /// Returns the current schema id.
@@ -199,6 +201,16 @@ pub fn add_current_schema(
         }
     };
     metadata.current_schema_id = id;
+    // Readers resolve files without field ids through the name mapping: it follows the
+    // schema as Java's `SchemaUpdate` keeps it (one that does not parse is left as it is,
+    // as Java leaves it, rather than refuse the change).
+    let mapping = metadata.properties.get(DEFAULT_NAME_MAPPING);
+    if let Some(mapping) = mapping.and_then(|m| NameMapping::from_json(m).ok()) {
+        let updated = mapping.updated(schema, metadata.last_column_id);
+        metadata
+            .properties
+            .insert(DEFAULT_NAME_MAPPING.into(), updated.to_json());
+    }
     metadata.last_column_id = metadata
         .last_column_id
         .max(last_column_id)
