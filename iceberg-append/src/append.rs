@@ -15,6 +15,7 @@ use iceberg_spec::{
 use uuid::Uuid;
 
 use crate::cache::MetadataCache;
+use crate::catalog::TableIdent;
 use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::evolve::SchemaEvolution;
@@ -27,6 +28,7 @@ use crate::merge::{
 use crate::plan::{AttemptInputs, plan_fast_append};
 use crate::summary::AddedCounts;
 use crate::table::{Table, metadata_dir};
+use crate::update::TableUpdate;
 
 /// The `operation` of an append snapshot.
 pub const OP_APPEND: &str = "append";
@@ -265,6 +267,36 @@ pub(crate) struct AppendInput {
     pub(crate) mode: AppendMode,
     /// The schema change made with it, if any.
     pub(crate) evolution: Option<SchemaEvolution>,
+    /// A transaction's metadata changes made with it.
+    pub(crate) updates: StagedUpdates,
+}
+
+/// A transaction's metadata changes, made on every attempt's base (in order) before the
+/// snapshot is planned.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StagedUpdates {
+    /// The table's name, for conflicts.
+    table: String,
+    steps: Vec<TableUpdate>,
+}
+
+/// The metadata an append plans on: `base` with `updates` and then `evolution` made.
+fn staged<'m>(
+    base: &'m Table,
+    updates: &StagedUpdates,
+    evolution: Option<&SchemaEvolution>,
+) -> Result<Cow<'m, TableMetadata>> {
+    if updates.steps.is_empty() && evolution.is_none() {
+        return Ok(Cow::Borrowed(&base.metadata));
+    }
+    let mut meta = base.metadata.clone();
+    for step in &updates.steps {
+        meta = step.edit(&updates.table, &meta)?;
+    }
+    if let Some(evolution) = evolution {
+        evolution.apply(&base.metadata.location, &mut meta)?;
+    }
+    Ok(Cow::Owned(meta))
 }
 
 impl AppendInput {
@@ -281,7 +313,17 @@ impl AppendInput {
             extra_summary,
             mode: mode.unwrap_or(AppendMode::Fast),
             evolution,
+            updates: StagedUpdates::default(),
         }
+    }
+
+    /// The same append with a transaction's `steps` on `table` made in its commit.
+    pub(crate) fn with_updates(mut self, table: &TableIdent, steps: Vec<TableUpdate>) -> Self {
+        self.updates = StagedUpdates {
+            table: table.to_string(),
+            steps,
+        };
+        self
     }
 }
 
@@ -298,18 +340,11 @@ pub(crate) async fn start_append(
         extra_summary,
         mode,
         evolution,
+        updates,
     } = input;
     // The manifests' header names the schema the files were written with.
-    let evolved;
-    let meta = match &evolution {
-        Some(evolution) => {
-            let mut meta = table.metadata.clone();
-            evolution.apply(&table.metadata.location, &mut meta)?;
-            evolved = meta;
-            &evolved
-        }
-        None => &table.metadata,
-    };
+    let meta = staged(table, &updates, evolution.as_ref())?;
+    let meta = meta.as_ref();
     check_files(meta, &data_files)?;
     let props = TableProperties::parse(&meta.properties)?;
     let mut snapshot_id = env.new_snapshot_id();
@@ -329,6 +364,7 @@ pub(crate) async fn start_append(
         mode,
         merged: HashMap::new(),
         evolution,
+        updates,
     };
     let result = pending.attempt(io, table, 1, env, cache).await?;
     Ok((pending, result))
@@ -368,6 +404,8 @@ pub(crate) struct PendingAppend {
     pub(crate) merged: HashMap<Vec<String>, ManifestFile>,
     /// Made current on every attempt's base before the snapshot is planned.
     pub(crate) evolution: Option<SchemaEvolution>,
+    /// Made on every attempt's base before `evolution`.
+    pub(crate) updates: StagedUpdates,
 }
 
 impl PendingAppend {
@@ -380,16 +418,8 @@ impl PendingAppend {
         env: &dyn Environment,
         cache: Option<&MetadataCache>,
     ) -> Result<AppendResult> {
-        let evolved;
-        let meta = match &self.evolution {
-            Some(evolution) => {
-                let mut meta = base.metadata.clone();
-                evolution.apply(&base.metadata.location, &mut meta)?;
-                evolved = meta;
-                &evolved
-            }
-            None => &base.metadata,
-        };
+        let meta = staged(base, &self.updates, self.evolution.as_ref())?;
+        let meta = meta.as_ref();
         let parent_list = meta
             .branch_head(&self.branch)
             .and_then(|s| s.manifest_list.clone());

@@ -97,7 +97,11 @@ pub async fn commit_append_with_mode(
 ) -> Result<CommitOutcome> {
     let input = AppendInput::new(data_files, extra_summary, mode, None);
     // Boxed: the loop's state is large, and callers' futures should not carry it.
-    Box::pin(commit_input(catalog, ident, input, mode.is_none(), env)).await
+    Ok(
+        Box::pin(commit_input(catalog, ident, input, mode.is_none(), env))
+            .await?
+            .0,
+    )
 }
 
 /// As [`commit_append_with_mode`], making `evolution` the table's current schema in the same
@@ -117,17 +121,39 @@ pub async fn commit_evolving_append(
 ) -> Result<CommitOutcome> {
     let input = AppendInput::new(data_files, extra_summary, mode, Some(evolution));
     // Boxed: the loop's state is large, and callers' futures should not carry it.
-    Box::pin(commit_input(catalog, ident, input, mode.is_none(), env)).await
+    Ok(
+        Box::pin(commit_input(catalog, ident, input, mode.is_none(), env))
+            .await?
+            .0,
+    )
+}
+
+/// The current schema, default spec and default sort order ids of landed metadata.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MetadataIds {
+    pub(crate) schema_id: i32,
+    pub(crate) spec_id: i32,
+    pub(crate) sort_order_id: i64,
+}
+
+impl MetadataIds {
+    fn of(meta: &iceberg_spec::TableMetadata) -> Self {
+        Self {
+            schema_id: meta.current_schema_id,
+            spec_id: meta.default_spec_id,
+            sort_order_id: meta.default_sort_order_id,
+        }
+    }
 }
 
 /// The commit loop; `mode_from_table`: the input's mode is replaced by the table's.
-async fn commit_input(
+pub(crate) async fn commit_input(
     catalog: &dyn Catalog,
     ident: &TableIdent,
     mut input: AppendInput,
     mode_from_table: bool,
     env: &dyn Environment,
-) -> Result<CommitOutcome> {
+) -> Result<(CommitOutcome, MetadataIds)> {
     let cache = catalog.metadata_cache();
     let mut base = catalog.load_table(ident).await?;
     let io = catalog.table_io(&base);
@@ -182,12 +208,13 @@ async fn commit_input(
                     attempts: attempt,
                     added_records: result.added_records(),
                 };
+                let ids = MetadataIds::of(&result.metadata);
                 if let Some(cache) = cache {
                     // What this commit wrote is what the next commit of this table reads.
                     cache.insert_manifest_list(&result.manifest_list, result.listed_manifests);
                     cache.insert_metadata(&outcome.metadata_location, result.metadata);
                 }
-                return Ok(outcome);
+                return Ok((outcome, ids));
             }
             // Said before anything was sent: nothing can have landed.
             Err(e) if e.is_pre_request_refusal() => {
@@ -217,12 +244,13 @@ async fn commit_input(
             .is_some()
         {
             // An attempt landed; its answer was lost or garbled. Keep everything it listed.
-            return Ok(CommitOutcome {
+            let outcome = CommitOutcome {
                 snapshot_id: pending.snapshot_id,
                 metadata_location: reloaded.metadata_location.clone().unwrap_or_default(),
                 attempts: attempt,
                 added_records: result.added_records(),
-            });
+            };
+            return Ok((outcome, MetadataIds::of(&result.metadata)));
         }
         if let Err(why) = same_table(&reloaded, table_uuid) {
             return Err(give_up(&io, ident, &pending, &lists, attempt, why, &uncertain).await);

@@ -1,22 +1,56 @@
-//! `iceberg-append`: the commit layer. Fast append of data files into an Iceberg table.
+//! `iceberg-append`: the commit layer. Appends and metadata changes of Iceberg tables,
+//! committed through a catalog's atomic pointer swap.
 //!
 //! Layer: uses `iceberg-spec` (records, metadata) and `iceberg-io` (files); uses
-//! `iceberg-write` only through the default-on `write` feature, for
-//! [`write_and_prepare_append`]. With `default-features = false` no Parquet is compiled.
+//! `iceberg-write` only through the default-on `write` feature (for [`TableHandle::write`],
+//! [`Transaction::write`] and [`write_and_prepare_append`]). With `default-features = false`
+//! no Parquet is compiled.
 //!
-//! Module map:
-//! - [`env`](mod@env): injectable clock and UUID source.
-//! - [`manifest`], [`manifest_list`]: the Avro files a commit writes.
-//! - [`merge`]: merge append, folding small manifests as Java does.
-//! - [`plan`]: the pure plan of one attempt (sequence numbers, row lineage, summary, metadata).
-//! - [`append`]: [`prepare_append`] writes manifests and a manifest list, commits nothing.
-//! - [`table`]: loading, creating and naming metadata files.
-//! - [`catalog`], [`commit`]: the pointer swap, with retries that never double-commit.
-//! - [`evolve`]: an append that evolves the table's schema in the same commit
-//!   ([`SchemaEvolution`]).
-//! - [`create`]: a table and its first append in one catalog step ([`stage_create`],
-//!   [`commit_create_append`]).
-//! - [`cache`]: parsed metadata files and manifest lists, so repeated commits do not re-read.
+//! **The front door** is [`TableHandle`]: load a table, write batches with everything the
+//! table says (schema, spec, sort order, properties), and commit changes and an append as one
+//! [`Transaction`]:
+//!
+//! ```
+//! # tokio_test_block_on(async {
+//! use std::sync::Arc;
+//! use iceberg_append::{Catalog, InMemoryCatalog, TableCreation, TableHandle, TableIdent};
+//! use iceberg_append::env::DeterministicEnvironment;
+//! use iceberg_spec::{NestedField, PrimitiveType, Schema, Transform, Type};
+//!
+//! let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 1, 42));
+//! let catalog = Arc::new(InMemoryCatalog::new(iceberg_io::FileIo::memory(), env.clone()));
+//! let ident = TableIdent::parse("db.events").unwrap();
+//! let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+//! catalog.create_table(&ident, TableCreation::new("memory://wh/db/events", schema)).await.unwrap();
+//!
+//! let table = TableHandle::load(catalog.clone(), ident.clone(), env.clone()).await.unwrap();
+//! let done = table
+//!     .new_transaction()
+//!     .update_schema(|s| {
+//!         s.add_column(None, "region", Type::Primitive(PrimitiveType::String), None)?;
+//!         Ok(())
+//!     })
+//!     .unwrap()
+//!     .update_spec(|p| {
+//!         p.add_field("region", Transform::Identity, None)?;
+//!         Ok(())
+//!     })
+//!     .unwrap()
+//!     .set_properties([("commit.retry.num-retries", "10")])
+//!     .unwrap()
+//!     .commit() // with `.append(files)` or `.write(&batches).await?` it also adds a snapshot
+//!     .await
+//!     .unwrap();
+//! assert_eq!(done.schema_id, 1);
+//! assert_eq!(done.spec_id, 1);
+//! # });
+//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+//! # }
+//! ```
+//!
+//! Underneath, the free functions stay for callers that hold the pieces themselves (a
+//! committer that receives `DataFile`s from many workers):
 //!
 //! ```
 //! # tokio_test_block_on(async {
@@ -45,6 +79,22 @@
 //! #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
 //! # }
 //! ```
+//!
+//! Module map:
+//! - [`handle`], [`transaction`]: the front door ([`TableHandle`], [`Transaction`]).
+//! - [`env`](mod@env): injectable clock and UUID source.
+//! - [`manifest`], [`manifest_list`]: the Avro files a commit writes.
+//! - [`merge`]: merge append, folding small manifests as Java does.
+//! - [`plan`]: the pure plan of one attempt (sequence numbers, row lineage, summary, metadata).
+//! - [`append`]: [`prepare_append`] writes manifests and a manifest list, commits nothing.
+//! - [`table`]: loading, creating and naming metadata files.
+//! - [`catalog`], [`commit`]: the pointer swap, with retries that never double-commit.
+//! - [`update`]: metadata changes without a snapshot ([`TableUpdate`], [`commit_table_update`]).
+//! - [`evolve`]: an append that evolves the table's schema in the same commit
+//!   ([`SchemaEvolution`]).
+//! - [`create`]: a table and its first append in one catalog step ([`stage_create`],
+//!   [`commit_create_append`]).
+//! - [`cache`]: parsed metadata files and manifest lists, so repeated commits do not re-read.
 
 pub mod append;
 mod avro;
@@ -55,12 +105,14 @@ pub mod create;
 pub mod env;
 pub mod error;
 pub mod evolve;
+pub mod handle;
 pub mod manifest;
 pub mod manifest_list;
 pub mod merge;
 pub mod plan;
 pub mod summary;
 pub mod table;
+pub mod transaction;
 pub mod update;
 
 pub use append::{
@@ -77,11 +129,13 @@ pub use create::{commit_create_append, stage_create};
 pub use env::{DeterministicEnvironment, Environment, SystemEnvironment};
 pub use error::{Error, Result};
 pub use evolve::SchemaEvolution;
+pub use handle::TableHandle;
 pub use summary::{ICEBERG_VERSION_KEY, LIBRARY_VERSION};
 pub use table::{
     Table, TableCreation, create_table, metadata_dir, metadata_file_name, next_metadata_version,
     write_metadata_file,
 };
+pub use transaction::{Transaction, TransactionOutcome};
 pub use update::{TableUpdate, UpdateOutcome, commit_table_update};
 
 /// Writes `batches` as data files with the table's spec, sort order and properties, then
@@ -99,21 +153,6 @@ pub async fn write_and_prepare_append(
     batches: &[arrow_array::RecordBatch],
     env: &dyn Environment,
 ) -> Result<AppendResult> {
-    let meta = &table.metadata;
-    let mut options = iceberg_write::WriteOptions::from_table_properties(&meta.properties)?;
-    if let Some(order) = meta.default_sort_order().filter(|o| !o.is_unsorted()) {
-        // The writer sorts each file by the order and records its id.
-        options = options.with_sort_order(order);
-    }
-    let files = iceberg_write::write_data_files(
-        io,
-        &meta.location,
-        batches,
-        meta.current_schema()?,
-        meta.default_spec()?,
-        None,
-        &options,
-    )
-    .await?;
+    let files = handle::write_as_table(io, &table.metadata, batches).await?;
     prepare_append(io, table, files, Default::default(), env).await
 }

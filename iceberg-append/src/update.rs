@@ -152,6 +152,14 @@ impl TableUpdate {
         now_ms: i64,
         base_location: Option<&str>,
     ) -> Result<TableMetadata> {
+        let meta = self.edit(table, base)?;
+        finish(meta, base, now_ms, base_location)
+    }
+
+    /// `base` with this update's changes made, checked as [`TableUpdate::apply`] checks them,
+    /// but not yet a new metadata file (no update time, no log entry): a transaction's steps
+    /// are edited one after another, then finished once.
+    pub(crate) fn edit(&self, table: &str, base: &TableMetadata) -> Result<TableMetadata> {
         let mut meta = base.clone();
         if let Some(planned) = &self.schema {
             if base.current_schema_id != planned.base_schema_id
@@ -234,17 +242,29 @@ impl TableUpdate {
             meta.properties.remove(key);
         }
         meta.properties.extend(self.set.clone());
-        let props = TableProperties::parse(&meta.properties)?;
-        meta.last_updated_ms = now_ms.max(base.last_updated_ms);
-        log_previous_metadata(
-            &mut meta,
-            base,
-            base_location,
-            props.metadata_previous_versions_max,
-        );
-        meta.validate()?;
+        TableProperties::parse(&meta.properties)?;
         Ok(meta)
     }
+}
+
+/// `edited` (made from `base` by [`TableUpdate::edit`]s) as the metadata file that follows
+/// `base`: `now_ms` its update time, `base_location` logged.
+fn finish(
+    mut edited: TableMetadata,
+    base: &TableMetadata,
+    now_ms: i64,
+    base_location: Option<&str>,
+) -> Result<TableMetadata> {
+    let props = TableProperties::parse(&edited.properties)?;
+    edited.last_updated_ms = now_ms.max(base.last_updated_ms);
+    log_previous_metadata(
+        &mut edited,
+        base,
+        base_location,
+        props.metadata_previous_versions_max,
+    );
+    edited.validate()?;
+    Ok(edited)
 }
 
 /// Refuses a schema that drops a source column of the default partition spec or sort order
@@ -289,6 +309,17 @@ pub async fn commit_table_update(
     update: &TableUpdate,
     env: &dyn Environment,
 ) -> Result<UpdateOutcome> {
+    commit_updates(catalog, ident, std::slice::from_ref(update), env).await
+}
+
+/// As [`commit_table_update`] for `steps` applied in order (each planned on the metadata the
+/// ones before it make), in one metadata file.
+pub(crate) async fn commit_updates(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    steps: &[TableUpdate],
+    env: &dyn Environment,
+) -> Result<UpdateOutcome> {
     let table = ident.to_string();
     let mut base = catalog.load_table(ident).await?;
     let retry = TableProperties::parse(&base.metadata.properties)?.commit_retry;
@@ -297,8 +328,12 @@ pub async fn commit_table_update(
     let mut attempt = 1u32;
     loop {
         let base_location = base.metadata_location.clone();
-        let new = update.apply(
-            &table,
+        let mut edited = base.metadata.clone();
+        for step in steps {
+            edited = step.edit(&table, &edited)?;
+        }
+        let new = finish(
+            edited,
             &base.metadata,
             env.now_ms(),
             base_location.as_deref(),

@@ -7,17 +7,18 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{
     Catalog, Error, InMemoryCatalog, SchemaEvolution, SystemEnvironment, Table, TableCreation,
-    TableIdent, TableUpdate, commit_create_append, commit_evolving_append, commit_table_update,
-    stage_create,
+    TableHandle, TableIdent, TableUpdate, commit_create_append, commit_evolving_append,
+    commit_table_update, stage_create,
 };
 use iceberg_catalog::{ObjectStoreCatalog, SqlCatalog, SqlCatalogConfig};
 use iceberg_io::FileIo;
 use iceberg_spec::evolution::{UnionOptions, UpdateSchema};
 use iceberg_spec::properties::COMMIT_MIN_RETRY_WAIT_MS;
-use iceberg_spec::{FormatVersion, NestedField, PrimitiveType};
+use iceberg_spec::{FormatVersion, NestedField, PrimitiveType, Transform};
 
 use crate::catalog_common::{append_ids, schema, write_ids};
 use iceberg_catalog::testing::RestServer;
@@ -82,7 +83,7 @@ fn assert_not_found(result: iceberg_append::Result<impl std::fmt::Debug>, what: 
 ///
 /// `warehouse` is where tables go when the catalog [needs a location](Abilities).
 pub(crate) async fn conformance(
-    catalog: &dyn Catalog,
+    shared: Arc<dyn Catalog>,
     tag: &str,
     abilities: Abilities,
     warehouse: &str,
@@ -94,6 +95,7 @@ pub(crate) async fn conformance(
             String::new()
         }
     };
+    let catalog = shared.as_ref();
     let root = ns(&[&format!("conf_{tag}")]);
     let child = ns(&[&format!("conf_{tag}"), "child"]);
 
@@ -311,6 +313,73 @@ pub(crate) async fn conformance(
             .contains_key(COMMIT_MIN_RETRY_WAIT_MS)
     );
 
+    // The front door's transaction (for REST: add-schema, set-current-schema, add-spec,
+    // set-default-spec, set-properties and add-snapshot in one commit): a column added,
+    // partitioned by, written with the staged shape and appended, as one new metadata file.
+    let handle = TableHandle::load(shared.clone(), v3.clone(), Arc::new(SystemEnvironment))
+        .await
+        .unwrap();
+    let regions = RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(Int64Array::from(vec![9, 10, 11])) as ArrayRef,
+        ),
+        (
+            "region",
+            Arc::new(StringArray::from(vec!["eu", "us", "eu"])),
+        ),
+    ])
+    .unwrap();
+    let done = handle
+        .new_transaction()
+        .update_schema(|s| {
+            s.add_column(None, "region", PrimitiveType::String.into(), None)?;
+            Ok(())
+        })
+        .unwrap()
+        .update_spec(|s| {
+            s.add_field("region", Transform::Identity, None)?;
+            Ok(())
+        })
+        .unwrap()
+        .set_properties([("stage", "transaction")])
+        .unwrap()
+        .write(&[regions])
+        .await
+        .unwrap()
+        .commit()
+        .await
+        .unwrap();
+    let staged = catalog.load_table(&v3).await.unwrap();
+    let m = &staged.metadata;
+    assert_eq!(
+        staged.metadata_location.as_deref(),
+        Some(done.metadata_location.as_str())
+    );
+    assert_eq!(
+        m.metadata_log.last().map(|e| e.metadata_file.as_str()),
+        updated.metadata_location.as_deref(),
+        "one metadata file for the whole transaction"
+    );
+    assert_eq!(m.current_snapshot_id, done.snapshot_id);
+    assert_eq!(m.current_schema_id, done.schema_id);
+    assert_eq!(m.default_spec_id, done.spec_id);
+    assert_ne!(done.spec_id, updated.metadata.default_spec_id);
+    assert_eq!(m.default_spec().unwrap().fields().len(), 1);
+    assert_eq!(
+        m.properties.get("stage").map(String::as_str),
+        Some("transaction")
+    );
+    assert_eq!(m.snapshots.len(), updated.metadata.snapshots.len() + 1);
+    // The snapshot's row range starts where the table's ended; a merge append (the
+    // default) also rewrites the old spec's manifests, whose rows take new ids as in Java.
+    let snap = m.current_snapshot().unwrap();
+    assert_eq!(snap.first_row_id, Some(9));
+    let added_rows = snap.added_rows.unwrap();
+    assert!(added_rows >= 3, "{added_rows}");
+    assert_eq!(m.next_row_id, Some(9 + added_rows));
+    assert_eq!(done.added_records, 3);
+
     // Rename and register, or a typed refusal.
     let renamed = TableIdent::new(child.clone(), "events_renamed");
     let last = if abilities.rename_and_register {
@@ -439,7 +508,7 @@ async fn conformance_in_memory() {
         ..FULL
     };
     let wh = format!("file://{}", dir.path().display());
-    Box::pin(conformance(&catalog, "memory", abilities, &wh)).await;
+    Box::pin(conformance(Arc::new(catalog), "memory", abilities, &wh)).await;
 }
 
 #[tokio::test]
@@ -448,7 +517,7 @@ async fn conformance_sqlite() {
     let catalog = SqlCatalog::connect(SqlCatalogConfig::local(dir.path()))
         .await
         .unwrap();
-    Box::pin(conformance(&catalog, "sqlite", FULL, "")).await;
+    Box::pin(conformance(Arc::new(catalog), "sqlite", FULL, "")).await;
 }
 
 #[tokio::test]
@@ -473,7 +542,7 @@ async fn conformance_postgres() {
         .replace('.', "");
     let config = SqlCatalogConfig::new(format!("conformance-{tag}"), &url, &wh);
     let catalog = SqlCatalog::connect(config).await.unwrap();
-    Box::pin(conformance(&catalog, "postgres", FULL, "")).await;
+    Box::pin(conformance(Arc::new(catalog), "postgres", FULL, "")).await;
 }
 
 const OBJECT_STORE: Abilities = Abilities {
@@ -490,7 +559,7 @@ async fn conformance_object_store() {
     let catalog = ObjectStoreCatalog::open(local_io(dir.path()), &wh)
         .await
         .unwrap();
-    Box::pin(conformance(&catalog, "object", OBJECT_STORE, "")).await;
+    Box::pin(conformance(Arc::new(catalog), "object", OBJECT_STORE, "")).await;
 }
 
 #[tokio::test]
@@ -502,7 +571,13 @@ async fn conformance_object_store_s3() {
     let wh = "s3://conformance/wh";
     let io = FileIo::from_location(wh, &moto.s3_properties()).unwrap();
     let catalog = ObjectStoreCatalog::open(io, wh).await.unwrap();
-    Box::pin(conformance(&catalog, "object_s3", OBJECT_STORE, "")).await;
+    Box::pin(conformance(
+        Arc::new(catalog),
+        "object_s3",
+        OBJECT_STORE,
+        "",
+    ))
+    .await;
 }
 
 #[tokio::test]
@@ -514,7 +589,7 @@ async fn conformance_rest() {
     };
     let catalog = server.catalog(&[]).await;
     assert!(catalog.is_idempotent());
-    Box::pin(conformance(&catalog, "rest", FULL, "")).await;
+    Box::pin(conformance(Arc::new(catalog), "rest", FULL, "")).await;
 }
 
 #[tokio::test]
@@ -529,5 +604,5 @@ async fn conformance_rest_s3() {
         return;
     };
     let catalog = server.catalog(&[]).await;
-    Box::pin(conformance(&catalog, "rest_s3", FULL, "")).await;
+    Box::pin(conformance(Arc::new(catalog), "rest_s3", FULL, "")).await;
 }

@@ -1,6 +1,6 @@
 //! The crate's integration tests, one binary (each binary links the whole dependency tree):
 //! append laws, commit outcomes, evolution laws, golden output, the manifest codec, schema
-//! evolution, shared tables, table updates and sorted writes.
+//! evolution, shared tables, table updates, transactions and sorted writes.
 
 mod append_laws;
 mod commit_outcomes;
@@ -11,4 +11,5 @@ mod schema_evolution;
 mod shared_tables;
 mod support;
 mod table_updates;
+mod transactions;
 mod write_sorted;

@@ -4,64 +4,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use crate::support::data_file;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, MetadataCache, Result,
-    SchemaEvolution, Table, TableCreation, TableIdent, commit_evolving_append,
+    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, Result, SchemaEvolution, TableIdent,
+    commit_evolving_append,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::evolution::UnionOptions;
-use iceberg_spec::properties::{COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES};
-use iceberg_spec::{DataFile, NestedField, PrimitiveType as P, Schema, TableMetadata, Type};
+use iceberg_spec::{DataFile, NestedField, PrimitiveType as P, Schema, Type};
 
-/// A catalog whose first swap is preceded by another writer's evolving append.
-#[derive(Debug)]
-struct Racing {
-    inner: InMemoryCatalog,
-    env: Arc<DeterministicEnvironment>,
-    race: Mutex<Option<SchemaEvolution>>,
-}
-
-#[async_trait]
-impl Catalog for Racing {
-    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
-        self.inner.load_table(ident).await
-    }
-
-    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
-        self.inner.create_table(ident, creation).await
-    }
-
-    async fn commit(&self, ident: &TableIdent, base: &str, new: &TableMetadata) -> Result<String> {
-        let race = self.race.lock().unwrap().take();
-        if let Some(evolution) = race {
-            commit_evolving_append(
-                &self.inner,
-                ident,
-                vec![file("theirs")],
-                evolution,
-                BTreeMap::new(),
-                None,
-                self.env.as_ref(),
-            )
-            .await
-            .unwrap();
-        }
-        self.inner.commit(ident, base, new).await
-    }
-
-    fn io(&self) -> &FileIo {
-        self.inner.io()
-    }
-
-    fn metadata_cache(&self) -> Option<&MetadataCache> {
-        self.inner.metadata_cache()
-    }
-}
+use crate::support::{Race, Racing, data_file, fast_retry_creation};
 
 fn file(name: &str) -> DataFile {
     data_file(name, 3)
@@ -79,13 +33,7 @@ async fn setup() -> (Racing, TableIdent) {
     let inner = InMemoryCatalog::new(FileIo::memory(), env.clone());
     let ident = TableIdent::parse("db.t").unwrap();
     let schema = Schema::new(0, vec![NestedField::optional(1, "id", P::Int)]).unwrap();
-    let mut creation = TableCreation::new("memory://wh/db/t", schema);
-    creation
-        .properties
-        .insert(COMMIT_NUM_RETRIES.into(), "3".into());
-    creation
-        .properties
-        .insert(COMMIT_MIN_RETRY_WAIT_MS.into(), "1".into());
+    let creation = fast_retry_creation("memory://wh/db/t", schema);
     inner.create_table(&ident, creation).await.unwrap();
     let catalog = Racing {
         inner,
@@ -145,7 +93,10 @@ async fn a_race_with_the_same_change_reuses_its_schema() {
     let (catalog, ident) = setup().await;
     let columns = [("id", P::Int), ("note", P::String)];
     let e = evolution(&catalog, &ident, &columns).await;
-    *catalog.race.lock().unwrap() = Some(evolution(&catalog, &ident, &columns).await);
+    *catalog.race.lock().unwrap() = Some(Race::Evolve(Box::new((
+        file("theirs"),
+        evolution(&catalog, &ident, &columns).await,
+    ))));
     let snapshot_id = ours(&catalog, &ident, e).await.unwrap();
     let meta = catalog.load_table(&ident).await.unwrap().metadata;
     assert_eq!(meta.schemas.len(), 2, "the same schema once");
@@ -159,7 +110,10 @@ async fn a_race_that_took_our_ids_is_a_typed_conflict_and_cleans_up() {
     let (catalog, ident) = setup().await;
     let e = evolution(&catalog, &ident, &[("id", P::Int), ("note", P::String)]).await;
     // The other writer adds `other` as id 2, the id our files hold `note` under.
-    *catalog.race.lock().unwrap() = Some(evolution(&catalog, &ident, &[("other", P::Int)]).await);
+    *catalog.race.lock().unwrap() = Some(Race::Evolve(Box::new((
+        file("theirs"),
+        evolution(&catalog, &ident, &[("other", P::Int)]).await,
+    ))));
     let metadata_dir = "memory://wh/db/t/metadata/";
     let before = catalog.io().list(metadata_dir).await.unwrap().len();
     let err = ours(&catalog, &ident, e).await.unwrap_err();

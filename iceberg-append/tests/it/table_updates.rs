@@ -7,97 +7,26 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, MetadataCache, Result, Table,
-    TableCreation, TableIdent, TableUpdate, commit_append, commit_table_update,
+    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, TableIdent, TableUpdate,
+    commit_append, commit_table_update,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::evolution::{Position, UpdateSchema};
 use iceberg_spec::name_mapping::{DEFAULT_NAME_MAPPING, NameMapping};
-use iceberg_spec::properties::{COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES};
+use iceberg_spec::properties::COMMIT_NUM_RETRIES;
 use iceberg_spec::{
     DataFile, Datum, NestedField, PartitionSpec, PrimitiveType as P, Schema, TableMetadata,
     Transform, Type,
 };
 
-use crate::support::data_file;
+use crate::support::{Race, Racing, data_file, fast_retry_creation};
 
 /// A data file of bucket 1.
 fn file(name: &str) -> DataFile {
     DataFile {
         partition: vec![Some(Datum::int(1))],
         ..data_file(name, 3)
-    }
-}
-
-/// What happens at the first swap.
-#[derive(Debug)]
-enum Race {
-    /// Another writer appends first.
-    Append,
-    /// Another writer makes this update first.
-    Update(Box<TableUpdate>),
-    /// Our swap lands, then the catalog says "conflict".
-    LandedThenConflict,
-}
-
-#[derive(Debug)]
-struct Racing {
-    inner: InMemoryCatalog,
-    env: Arc<DeterministicEnvironment>,
-    race: Mutex<Option<Race>>,
-}
-
-#[async_trait]
-impl Catalog for Racing {
-    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
-        self.inner.load_table(ident).await
-    }
-
-    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
-        self.inner.create_table(ident, creation).await
-    }
-
-    async fn commit(&self, ident: &TableIdent, base: &str, new: &TableMetadata) -> Result<String> {
-        let race = self.race.lock().unwrap().take();
-        match race {
-            Some(Race::Append) => {
-                let files = vec![file("theirs")];
-                commit_append(
-                    &self.inner,
-                    ident,
-                    files,
-                    BTreeMap::new(),
-                    self.env.as_ref(),
-                )
-                .await
-                .unwrap();
-            }
-            Some(Race::Update(update)) => {
-                commit_table_update(&self.inner, ident, &update, self.env.as_ref())
-                    .await
-                    .unwrap();
-            }
-            Some(Race::LandedThenConflict) => {
-                self.inner.commit(ident, base, new).await?;
-                return Err(Error::CommitConflict {
-                    table: ident.to_string(),
-                    expected: Some(base.to_string()),
-                    found: None,
-                });
-            }
-            None => {}
-        }
-        self.inner.commit(ident, base, new).await
-    }
-
-    fn io(&self) -> &FileIo {
-        self.inner.io()
-    }
-
-    fn metadata_cache(&self) -> Option<&MetadataCache> {
-        self.inner.metadata_cache()
     }
 }
 
@@ -114,18 +43,12 @@ async fn setup(race: Option<Race>) -> (Racing, TableIdent) {
         ],
     )
     .unwrap();
-    let mut creation = TableCreation::new("memory://wh/db/t", schema.clone());
+    let mut creation = fast_retry_creation("memory://wh/db/t", schema.clone());
     creation.spec = PartitionSpec::builder(&schema)
         .add("qty", Transform::Bucket(4))
         .unwrap()
         .build()
         .unwrap();
-    creation
-        .properties
-        .insert(COMMIT_NUM_RETRIES.into(), "3".into());
-    creation
-        .properties
-        .insert(COMMIT_MIN_RETRY_WAIT_MS.into(), "1".into());
     inner.create_table(&ident, creation).await.unwrap();
     commit_append(
         &inner,
@@ -195,7 +118,7 @@ async fn a_schema_update_is_one_metadata_file_and_keeps_the_snapshots() {
 
 #[tokio::test]
 async fn a_concurrent_append_is_retried_over() {
-    let (catalog, ident) = setup(Some(Race::Append)).await;
+    let (catalog, ident) = setup(Some(Race::Append(Box::new(file("theirs"))))).await;
     let before = catalog.load_table(&ident).await.unwrap();
     let update = plan(&before.metadata);
     let env = catalog.env.clone();

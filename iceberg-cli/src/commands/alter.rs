@@ -1,5 +1,6 @@
-//! `iceberg alter NS.T ...`: one schema, partition spec or property change, committed as a new metadata file
-//! (`iceberg_append::commit_table_update`); the data files stay as they are.
+//! `iceberg alter NS.T ...`: one schema, partition spec, sort order or property change,
+//! committed as a new metadata file (`iceberg_append::commit_table_update`); the data files
+//! stay as they are.
 
 use iceberg_append::{SystemEnvironment, TableUpdate, commit_table_update};
 use iceberg_spec::evolution::{Position, UpdatePartitionSpec, UpdateSchema};
@@ -54,8 +55,10 @@ pub(crate) async fn run(cli: &Cli, table: &str, change: &AlterChange) -> Result<
     } else {
         outln!("altered {ident}: {}", changes.join("; "));
         outln!(
-            "schema id {}, metadata {}",
+            "schema id {}, spec id {}, sort order id {}, metadata {}",
             done.schema_id,
+            done.spec_id,
+            done.sort_order_id,
             done.metadata_location
         );
     }
