@@ -28,7 +28,7 @@ use crate::merge::{
 use crate::plan::{AttemptInputs, plan_fast_append};
 use crate::summary::AddedCounts;
 use crate::table::{Table, metadata_dir};
-use crate::update::TableUpdate;
+use crate::update::UpdateStep;
 
 /// The `operation` of an append snapshot.
 pub const OP_APPEND: &str = "append";
@@ -277,7 +277,7 @@ pub(crate) struct AppendInput {
 pub(crate) struct StagedUpdates {
     /// The table's name, for conflicts.
     table: String,
-    steps: Vec<TableUpdate>,
+    steps: Vec<UpdateStep>,
 }
 
 /// The metadata an append plans on: `base` with `updates` and then `evolution` made.
@@ -318,7 +318,7 @@ impl AppendInput {
     }
 
     /// The same append with a transaction's `steps` on `table` made in its commit.
-    pub(crate) fn with_updates(mut self, table: &TableIdent, steps: Vec<TableUpdate>) -> Self {
+    pub(crate) fn with_updates(mut self, table: &TableIdent, steps: Vec<UpdateStep>) -> Self {
         self.updates = StagedUpdates {
             table: table.to_string(),
             steps,

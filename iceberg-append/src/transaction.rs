@@ -3,33 +3,37 @@
 //!
 //! ```text
 //! TableHandle::new_transaction()
-//!   .update_schema(..) .update_spec(..) .replace_sort_order(..) .set_properties(..)
+//!   .update_schema(..) .union_by_name(..) .update_spec(..) .replace_sort_order(..)
+//!   .set_properties(..)
 //!        each change is planned on the metadata the earlier ones made, and checked now
 //!   .append(files) | .fast_append(files) | .write(batches).await   (the snapshot, if any)
 //!   .commit().await -> TransactionOutcome
 //!        one metadata.json and one swap; a retry replays every change onto the new base, or
 //!        fails with a typed conflict when a concurrent commit changed the schema or spec
 //! ```
-//! The changes are [`TableUpdate`]s, one per call, applied in order on every attempt: so a
-//! partition field can be dropped and then its source column, and a column added and then
-//! partitioned by, in one commit. Data files written by [`Transaction::write`] use the staged
-//! metadata (the new schema, spec, sort order and properties) and are deleted again when the
-//! commit definitely did not land.
+//! The changes are made in order on every attempt: so a partition field can be dropped and
+//! then its source column, and a column added and then partitioned by, in one commit. A
+//! change planned on a schema or spec ([`TableUpdate`]) fails with a typed conflict when a
+//! concurrent commit replaced it; a union by name is recomputed on the new base, so writers
+//! that all add the same column do not conflict. Data files written by
+//! [`Transaction::write`] use the staged metadata (the new schema, spec, sort order and
+//! properties) and are deleted again when the commit definitely did not land.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use iceberg_io::FileIo;
-use iceberg_spec::evolution::{UpdatePartitionSpec, UpdateSchema};
-use iceberg_spec::{DataFile, SortOrder, TableMetadata};
+use iceberg_spec::evolution::{UnionOptions, UpdatePartitionSpec, UpdateSchema};
+use iceberg_spec::{DataFile, NestedField, SortOrder, TableMetadata};
 
 use crate::append::{AppendInput, AppendMode};
 use crate::catalog::{Catalog, TableIdent};
 use crate::commit::commit_input;
 use crate::env::Environment;
 use crate::error::Result;
+use crate::evolve::SchemaEvolution;
 use crate::table::Table;
-use crate::update::{TableUpdate, commit_updates};
+use crate::update::{TableUpdate, UpdateStep, commit_updates};
 
 /// Staged changes to one table, committed together by [`Transaction::commit`].
 #[derive(Debug)]
@@ -42,7 +46,7 @@ pub struct Transaction {
     base: Table,
     /// `base` with every change so far applied.
     staged: TableMetadata,
-    steps: Vec<TableUpdate>,
+    steps: Vec<UpdateStep>,
     append: Option<StagedAppend>,
 }
 
@@ -103,10 +107,48 @@ impl Transaction {
     }
 
     /// Stages `update`, planned on [`Transaction::staged`].
-    fn step(mut self, update: TableUpdate) -> Result<Self> {
-        self.staged = update.edit(&self.ident.to_string(), &self.staged)?;
-        self.steps.push(update);
+    fn step(self, update: TableUpdate) -> Result<Self> {
+        self.push(UpdateStep::Update(update))
+    }
+
+    fn push(mut self, step: UpdateStep) -> Result<Self> {
+        self.staged = step.edit(&self.ident.to_string(), &self.staged)?;
+        self.steps.push(step);
         Ok(self)
+    }
+
+    /// Evolves the staged schema to take every column of `input` (matched by name, ids
+    /// ignored; Java's `UpdateSchema.unionByNameWith`): missing columns are added where they
+    /// sit in the input, allowed widenings applied (see
+    /// [`iceberg_spec::evolution::union_by_name`]). Nothing changes when the input fits.
+    ///
+    /// Unlike [`Transaction::update_schema`], the union is recomputed on a retry's base: a
+    /// concurrent writer that added the same columns is no conflict.
+    ///
+    /// # Errors
+    /// [`iceberg_spec::Error::SchemaEvolution`] naming a column the rules refuse (a
+    /// narrowing, `string` to `int`, a new required column).
+    pub fn union_by_name(self, input: &[NestedField], options: UnionOptions) -> Result<Self> {
+        match SchemaEvolution::plan(&self.staged, input, options)? {
+            Some(evolution) => self.push(UpdateStep::Union(evolution)),
+            None => Ok(self),
+        }
+    }
+
+    /// [`Transaction::union_by_name`] with the columns of an Arrow schema (a batch's), typed
+    /// as [`iceberg_write::iceberg_schema`] maps them for the table's format version.
+    ///
+    /// # Errors
+    /// As [`Transaction::union_by_name`], and an Arrow type Iceberg cannot hold (naming the
+    /// column).
+    #[cfg(feature = "write")]
+    pub fn union_by_name_arrow(
+        self,
+        input: &iceberg_write::arrow_schema::Schema,
+        options: UnionOptions,
+    ) -> Result<Self> {
+        let fields = iceberg_write::iceberg_schema(input, self.staged.format_version)?;
+        self.union_by_name(fields.fields(), options)
     }
 
     /// Changes the schema: `change` makes its edits on an [`UpdateSchema`] of the staged

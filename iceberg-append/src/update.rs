@@ -32,6 +32,7 @@ use crate::catalog::{Catalog, TableIdent};
 use crate::commit::{backoff, same_table};
 use crate::env::Environment;
 use crate::error::{Error, Result};
+use crate::evolve::SchemaEvolution;
 use crate::plan::log_previous_metadata;
 
 /// A metadata change without a snapshot (see the module docs).
@@ -309,7 +310,33 @@ pub async fn commit_table_update(
     update: &TableUpdate,
     env: &dyn Environment,
 ) -> Result<UpdateOutcome> {
-    commit_updates(catalog, ident, std::slice::from_ref(update), env).await
+    let step = UpdateStep::Update(update.clone());
+    commit_updates(catalog, ident, std::slice::from_ref(&step), env).await
+}
+
+/// One change of a transaction, made in order on every attempt's base.
+#[derive(Debug, Clone)]
+pub(crate) enum UpdateStep {
+    /// Planned on one base: made again only where that base's schema and spec still are
+    /// (else a typed conflict).
+    Update(TableUpdate),
+    /// A union by name with an input, recomputed on each base (see [`crate::evolve`]): a
+    /// concurrent writer's equal change is taken as is.
+    Union(SchemaEvolution),
+}
+
+impl UpdateStep {
+    /// `base` with this step made (see [`TableUpdate::edit`]).
+    pub(crate) fn edit(&self, table: &str, base: &TableMetadata) -> Result<TableMetadata> {
+        match self {
+            Self::Update(update) => update.edit(table, base),
+            Self::Union(evolution) => {
+                let mut meta = base.clone();
+                evolution.apply(table, &mut meta)?;
+                Ok(meta)
+            }
+        }
+    }
 }
 
 /// As [`commit_table_update`] for `steps` applied in order (each planned on the metadata the
@@ -317,7 +344,7 @@ pub async fn commit_table_update(
 pub(crate) async fn commit_updates(
     catalog: &dyn Catalog,
     ident: &TableIdent,
-    steps: &[TableUpdate],
+    steps: &[UpdateStep],
     env: &dyn Environment,
 ) -> Result<UpdateOutcome> {
     let table = ident.to_string();

@@ -10,7 +10,6 @@
 //!   `inspect`, `log`, `tree`; `manage` for `list`, `namespace`, `drop` and `rename`; `head` for `head`
 //!   and `schema`).
 //! - `input`: globs, formats, and each format's streaming batch reader.
-//! - `schema_infer`: Arrow schema → Iceberg schema with fresh ids, as Java assigns them.
 //! - `partition_expr`: Spark-style partition and sort expressions.
 //! - `describe`: readable schema, spec and sort order.
 //! - `progress`: the progress bar of `append`.
@@ -32,7 +31,6 @@ mod error;
 mod input;
 mod partition_expr;
 mod progress;
-mod schema_infer;
 
 use std::process::ExitCode;
 

@@ -45,6 +45,16 @@ pub enum Error {
         /// The Iceberg type.
         type_name: String,
     },
+    /// An Arrow type with no Iceberg counterpart (on the table's format version).
+    #[error("column `{column}`: Arrow type {arrow_type} cannot be stored in Iceberg ({reason})")]
+    UnsupportedArrowType {
+        /// Full (dotted) name of the column.
+        column: String,
+        /// The Arrow type.
+        arrow_type: String,
+        /// Why.
+        reason: String,
+    },
     /// A write option with a value that cannot be used.
     #[error("invalid write option `{option}` = `{value}`: {reason}")]
     InvalidOption {

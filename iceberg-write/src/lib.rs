@@ -56,6 +56,7 @@
 
 mod align;
 mod error;
+mod from_arrow;
 mod location;
 pub mod metrics;
 mod naming;
@@ -70,6 +71,7 @@ pub use ::arrow_schema;
 pub use ::parquet;
 
 pub use crate::error::{Error, Result};
+pub use crate::from_arrow::iceberg_schema;
 pub use crate::metrics::MetricsConfig;
 pub use crate::naming::FileCounter;
 pub use crate::options::{

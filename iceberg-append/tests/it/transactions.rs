@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex};
 use iceberg_append::manifest::decode_manifest;
 use iceberg_append::manifest_list::decode_manifest_list;
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, TableHandle, TableIdent,
-    TableUpdate, Transaction,
+    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, SchemaEvolution, TableHandle,
+    TableIdent, TableUpdate, Transaction,
 };
 use iceberg_io::FileIo;
-use iceberg_spec::evolution::UpdateSchema;
+use iceberg_spec::evolution::{UnionOptions, UpdateSchema};
 use iceberg_spec::{
     DataFile, Datum, NestedField, NullOrder, PrimitiveType as P, Schema, SortDirection, SortField,
     SortOrder, Transform,
@@ -433,4 +433,93 @@ async fn a_handle_writes_with_the_table_sort_order() {
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].sort_order_id, Some(1));
     assert_eq!(read_ids(handle.io(), &files[0].file_path).await, [9, 4, 2]);
+}
+
+/// The union of `db.t` with [`batch`]'s columns (with `region`).
+fn region_union(handle: &TableHandle) -> SchemaEvolution {
+    let input = iceberg_write::iceberg_schema(
+        &batch(&[1], Some(&["eu"])).schema(),
+        handle.metadata().format_version,
+    )
+    .unwrap();
+    SchemaEvolution::plan(handle.metadata(), input.fields(), UnionOptions::default())
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_union_by_name_retried_over_the_same_change_reuses_its_schema() {
+    let (catalog, mut handle) = setup(None).await;
+    // Another writer unions the same input first.
+    let theirs = (data_file("theirs", 5), region_union(&handle));
+    *catalog.race.lock().unwrap() = Some(Race::Evolve(Box::new(theirs)));
+    let rows = batch(&[1, 2], Some(&["eu", "us"]));
+    let done = handle
+        .new_transaction()
+        .union_by_name_arrow(&rows.schema(), UnionOptions::default())
+        .unwrap()
+        .write(&[rows])
+        .await
+        .unwrap()
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(done.attempts, 2);
+    handle.refresh().await.unwrap();
+    let m = handle.metadata();
+    assert_eq!(m.schemas.len(), 2, "their schema is ours: one new schema");
+    assert_eq!(m.current_schema_id, done.schema_id);
+    assert_eq!(m.snapshots.len(), 2);
+    let region = m.current_schema().unwrap().field_id_by_name("region");
+    assert_eq!(region, Some(3));
+    let files = live_files(&handle).await;
+    let ours = files
+        .iter()
+        .find(|f| f.file_path != data_file("theirs", 5).file_path);
+    let ours = ours.unwrap();
+    assert_eq!(
+        read_strings(handle.io(), &ours.file_path, "region").await,
+        [Some("eu".to_string()), Some("us".to_string())]
+    );
+}
+
+#[tokio::test]
+async fn a_union_by_name_that_no_longer_fits_is_a_conflict_and_refusals_name_the_column() {
+    let (catalog, handle) = setup(None).await;
+    // Another writer adds `region` as an int first: our string column cannot go there.
+    let meta = handle.metadata();
+    let mut theirs = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
+    theirs
+        .add_column(None, "region", P::Int.into(), None)
+        .unwrap();
+    let update = TableUpdate::new().with_schema(meta, theirs.apply().unwrap());
+    *catalog.race.lock().unwrap() = Some(Race::Update(Box::new(update)));
+    let rows = batch(&[1], Some(&["eu"]));
+    let err = handle
+        .new_transaction()
+        .union_by_name_arrow(&rows.schema(), UnionOptions::default())
+        .unwrap()
+        .write(&[rows])
+        .await
+        .unwrap()
+        .commit()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::SchemaConflict { .. }), "{err}");
+    assert!(err.to_string().contains("region"), "{err}");
+    assert!(handle.io().list(DATA).await.unwrap().is_empty());
+
+    // Refused at once, naming the column: a string for the long `id`.
+    let bad = ArrowSchema::new(vec![Field::new("id", DataType::Utf8, false)]);
+    let err = handle
+        .new_transaction()
+        .union_by_name_arrow(&bad, UnionOptions::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("`id`"), "{err}");
+    // An input that fits stages nothing.
+    let tx = handle
+        .new_transaction()
+        .union_by_name_arrow(&batch(&[1], None).schema(), UnionOptions::default())
+        .unwrap();
+    assert_eq!(tx.commit().await.unwrap().attempts, 0);
 }

@@ -15,7 +15,6 @@ use crate::describe;
 use crate::error::{Error, Result};
 use crate::input::{self, Input, ReadOptions, text};
 use crate::partition_expr;
-use crate::schema_infer;
 
 /// Runs `iceberg create`.
 ///
@@ -70,7 +69,7 @@ pub(crate) async fn create(
 
 /// The schema of a new table: `source` as an Iceberg schema JSON document (ids kept as
 /// written), or the Arrow schema of the data files `inputs` with fresh ids (see
-/// [`schema_infer`]), CSV and JSON types inferred over every input, with the `--column`
+/// `iceberg_write::iceberg_schema`), CSV and JSON types inferred over every input, with the `--column`
 /// types of `def` applied.
 ///
 /// # Errors
@@ -109,8 +108,10 @@ pub(crate) fn schema_of(
             arrow = merge_inferred(&arrow, &more);
         }
     }
-    let schema = schema_infer::iceberg_schema(&arrow, def.format_version())
-        .map_err(|e| Error::input(first.name(), e))?;
+    let format_version = FormatVersion::from_number(i64::from(def.format_version()))
+        .map_err(|e| Error::Usage(format!("--format-version: {e}")))?;
+    let schema = iceberg_write::iceberg_schema(&arrow, format_version)
+        .map_err(|e| Error::input(first.name(), e.to_string()))?;
     with_column_types(schema, &def.columns)
 }
 

@@ -18,24 +18,23 @@
 
 use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema, TimeUnit};
 use iceberg_spec::types::{ListType, MapType, StructType};
-use iceberg_spec::{NestedField, PrimitiveType, Schema, Type};
+use iceberg_spec::{FormatVersion, NestedField, PrimitiveType, Schema, Type};
 
-/// The Iceberg schema (id 0) of `arrow`, with fresh ids from 1.
+use crate::error::{Error, Result};
+
+/// The Iceberg schema (id 0) of `arrow` for a table of `format_version`, with fresh ids
+/// from 1 (the inverse of [`fn@crate::arrow_schema`] up to ids and Arrow-only types).
 ///
 /// # Errors
-/// A column whose Arrow type has no Iceberg counterpart, named with its path.
-pub(crate) fn iceberg_schema(arrow: &ArrowSchema, format_version: u8) -> Result<Schema, String> {
+/// [`Error::UnsupportedArrowType`] naming the column (by its path) whose Arrow type has no
+/// Iceberg counterpart on that format version.
+pub fn iceberg_schema(arrow: &ArrowSchema, format_version: FormatVersion) -> Result<Schema> {
     let mut next = 1;
-    let fields = struct_fields(arrow.fields(), "", format_version, &mut next)?;
-    Schema::new(0, fields).map_err(|e| e.to_string())
+    let fields = struct_fields(arrow.fields(), "", format_version.number(), &mut next)?;
+    Ok(Schema::new(0, fields)?)
 }
 
-fn struct_fields(
-    fields: &Fields,
-    prefix: &str,
-    v: u8,
-    next: &mut i32,
-) -> Result<Vec<NestedField>, String> {
+fn struct_fields(fields: &Fields, prefix: &str, v: u8, next: &mut i32) -> Result<Vec<NestedField>> {
     let ids: Vec<i32> = fields.iter().map(|_| take(next)).collect();
     let mut out = Vec::with_capacity(fields.len());
     for (field, id) in fields.iter().zip(ids) {
@@ -56,14 +55,14 @@ fn take(next: &mut i32) -> i32 {
     id
 }
 
-fn field_type(field: &Field, path: &str, v: u8, next: &mut i32) -> Result<Type, String> {
+fn field_type(field: &Field, path: &str, v: u8, next: &mut i32) -> Result<Type> {
     if field.extension_type_name() == Some("arrow.uuid") {
         return Ok(PrimitiveType::Uuid.into());
     }
     data_type(field.data_type(), path, v, next)
 }
 
-fn data_type(dt: &DataType, path: &str, v: u8, next: &mut i32) -> Result<Type, String> {
+fn data_type(dt: &DataType, path: &str, v: u8, next: &mut i32) -> Result<Type> {
     use DataType as D;
     use PrimitiveType as P;
     let p = match dt {
@@ -135,8 +134,12 @@ fn data_type(dt: &DataType, path: &str, v: u8, next: &mut i32) -> Result<Type, S
     Ok(p.into())
 }
 
-fn unsupported(path: &str, dt: &DataType, why: &str) -> String {
-    format!("column `{path}`: Arrow type {dt} cannot be stored in Iceberg ({why})")
+fn unsupported(path: &str, dt: &DataType, why: &str) -> Error {
+    Error::UnsupportedArrowType {
+        column: path.to_string(),
+        arrow_type: dt.to_string(),
+        reason: why.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -175,7 +178,7 @@ mod tests {
                 true,
             ),
         ]);
-        let s = iceberg_schema(&arrow, 2).unwrap();
+        let s = iceberg_schema(&arrow, FormatVersion::V2).unwrap();
         let id = |n: &str| s.field_id_by_name(n).unwrap();
         assert_eq!(
             [id("id"), id("pt"), id("tags"), id("props"), id("ts")],
@@ -191,7 +194,15 @@ mod tests {
     #[test]
     fn refuses_what_iceberg_cannot_hold() {
         let arrow = ArrowSchema::new(vec![Field::new("n", DataType::UInt64, true)]);
-        let e = iceberg_schema(&arrow, 2).unwrap_err();
-        assert!(e.contains("column `n`"), "{e}");
+        let e = iceberg_schema(&arrow, FormatVersion::V2).unwrap_err();
+        assert!(e.to_string().contains("column `n`"), "{e}");
+        let nulls = ArrowSchema::new(vec![Field::new("z", DataType::Null, true)]);
+        let e = iceberg_schema(&nulls, FormatVersion::V2).unwrap_err();
+        assert!(
+            matches!(&e, Error::UnsupportedArrowType { column, .. } if column == "z"),
+            "{e}"
+        );
+        let s = iceberg_schema(&nulls, FormatVersion::V3).unwrap();
+        assert_eq!(s.primitive_type(1).unwrap(), &PrimitiveType::Unknown);
     }
 }
