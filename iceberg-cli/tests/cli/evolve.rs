@@ -179,7 +179,7 @@ fn refused_evolutions_name_the_column_and_change_nothing() {
 /// append lands, no column is lost, and every row reads back under the final schema.
 #[test]
 fn evolving_and_plain_appends_race_without_losing_a_column() {
-    const ROUNDS: usize = 12;
+    const ROUNDS: usize = 50;
     let env = Arc::new(Env::new());
     let first = env.write("first.csv", "id,who\n0,seed\n");
     env.ok(&["append", "db.t", first.to_str().unwrap(), "--create"]);

@@ -17,6 +17,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 
+use super::dictionary;
 use super::encode::{self, InputQueue};
 
 use crate::error::{Error, Result};
@@ -235,6 +236,9 @@ impl ParquetFile {
 
     /// Appends an aligned batch, closing row groups where the properties' limits say.
     pub(crate) async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if self.groups_opened == 0 && self.open.is_none() {
+            self.choose_dictionaries(batch)?;
+        }
         self.arrays.update(batch);
         let mut offset = 0;
         while offset < batch.num_rows() {
@@ -275,6 +279,25 @@ impl ParquetFile {
             }
         }
         self.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    /// Restarts the (still empty) file with no dictionary for the columns whose first page
+    /// of rows in `batch` would not gain from one ([`dictionary`]).
+    fn choose_dictionaries(&mut self, batch: &RecordBatch) -> Result<()> {
+        let props = self.writer.properties();
+        let plain = dictionary::plain_columns(batch, props.data_page_row_count_limit());
+        if plain.is_empty() {
+            return Ok(());
+        }
+        let mut builder = WriterProperties::clone(props).into_builder();
+        for path in plain {
+            builder = builder.set_column_dictionary_enabled(path, false);
+        }
+        let schema = self.writer.schema_descr().root_schema_ptr();
+        self.writer = SerializedFileWriter::new(Vec::new(), schema, Arc::new(builder.build()))
+            .map_err(|e| self.parquet_err(e))?;
+        self.factory = ArrowRowGroupWriterFactory::new(&self.writer, self.arrow.clone());
         Ok(())
     }
 

@@ -1,6 +1,7 @@
 //! Writers: one Parquet file (`file`), and the streaming, partitioned, rolling
 //! [`DataFileWriter`] built on it (`partitioned`).
 
+mod dictionary;
 mod encode;
 mod file;
 mod partitioned;

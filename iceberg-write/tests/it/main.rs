@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod common;
+mod dictionary;
 mod layout;
 mod locations;
 mod many_partitions;

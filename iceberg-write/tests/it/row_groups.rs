@@ -195,7 +195,7 @@ fn bytes_do_not_depend_on_the_runtime_or_its_threads() {
 #[test]
 fn the_byte_limit_cuts_streamed_row_groups_too() {
     let input = batches(300_000, &[50_000]);
-    let limits = (1_000_000, 1 << 20);
+    let limits = (1_000_000, 1 << 19);
     let files = write_on(2, &input, limits);
     let meta = iceberg_write::parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(
         files[0].clone(),
@@ -207,7 +207,7 @@ fn the_byte_limit_cuts_streamed_row_groups_too() {
     // Streamed groups are cut by the measured row size: none is more than twice the limit.
     for g in groups {
         assert!(
-            g.compressed_size() < 2 << 20,
+            g.compressed_size() < 2 << 19,
             "a row group of {} bytes",
             g.compressed_size()
         );
