@@ -370,8 +370,13 @@ pub(crate) struct TableDefArgs {
 
 impl TableDefArgs {
     /// The format version to create with.
-    pub(crate) fn format_version(&self) -> u8 {
-        self.format_version.unwrap_or(DEFAULT_FORMAT_VERSION)
+    ///
+    /// # Errors
+    /// A version Iceberg does not define, as a usage error.
+    pub(crate) fn format_version(&self) -> crate::error::Result<iceberg_spec::FormatVersion> {
+        let number = self.format_version.unwrap_or(DEFAULT_FORMAT_VERSION);
+        iceberg_spec::FormatVersion::from_number(i64::from(number))
+            .map_err(|e| crate::error::Error::Usage(format!("--format-version: {e}")))
     }
 
     /// The options given that only shape a new table, as the user spelled them.

@@ -268,13 +268,7 @@ async fn a_concurrent_append_is_retried_with_every_change_replayed() {
 async fn a_concurrent_schema_change_is_a_conflict_and_leaves_nothing_behind() {
     let (catalog, handle) = setup(None).await;
     // Another writer adds a column between our plan and our commit.
-    let meta = handle.metadata();
-    let mut theirs = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
-    theirs
-        .add_column(None, "theirs", P::Int.into(), None)
-        .unwrap();
-    let update = TableUpdate::new().with_schema(meta, theirs.apply().unwrap());
-    *catalog.race.lock().unwrap() = Some(Race::Update(Box::new(update)));
+    *catalog.race.lock().unwrap() = Some(added_int_column(&handle, "theirs"));
 
     let tx = add_region(handle.new_transaction())
         .write(&[batch(&[1, 2], Some(&["eu", "us"]))])
@@ -435,6 +429,16 @@ async fn a_handle_writes_with_the_table_sort_order() {
     assert_eq!(read_ids(handle.io(), &files[0].file_path).await, [9, 4, 2]);
 }
 
+/// Another writer's commit adding the int column `name` to the table as `handle` has it.
+fn added_int_column(handle: &TableHandle, name: &str) -> Race {
+    let meta = handle.metadata();
+    let mut theirs = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
+    theirs.add_column(None, name, P::Int.into(), None).unwrap();
+    Race::Update(Box::new(
+        TableUpdate::new().with_schema(meta, theirs.apply().unwrap()),
+    ))
+}
+
 /// The union of `db.t` with [`batch`]'s columns (with `region`).
 fn region_union(handle: &TableHandle) -> SchemaEvolution {
     let input = iceberg_write::iceberg_schema(
@@ -487,13 +491,7 @@ async fn a_union_by_name_retried_over_the_same_change_reuses_its_schema() {
 async fn a_union_by_name_that_no_longer_fits_is_a_conflict_and_refusals_name_the_column() {
     let (catalog, handle) = setup(None).await;
     // Another writer adds `region` as an int first: our string column cannot go there.
-    let meta = handle.metadata();
-    let mut theirs = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
-    theirs
-        .add_column(None, "region", P::Int.into(), None)
-        .unwrap();
-    let update = TableUpdate::new().with_schema(meta, theirs.apply().unwrap());
-    *catalog.race.lock().unwrap() = Some(Race::Update(Box::new(update)));
+    *catalog.race.lock().unwrap() = Some(added_int_column(&handle, "region"));
     let rows = batch(&[1], Some(&["eu"]));
     let err = handle
         .new_transaction()

@@ -6,7 +6,7 @@ use std::path::Path;
 use arrow_schema::{DataType, Field, Schema as ArrowSchema};
 use iceberg_append::{Table, TableCreation, TableIdent};
 use iceberg_spec::properties::is_secret_key;
-use iceberg_spec::{FormatVersion, PrimitiveType, Schema, Type};
+use iceberg_spec::{PrimitiveType, Schema, Type};
 use serde_json::json;
 
 use crate::catalog::{OpenCatalog, parse_table_name};
@@ -108,9 +108,7 @@ pub(crate) fn schema_of(
             arrow = merge_inferred(&arrow, &more);
         }
     }
-    let format_version = FormatVersion::from_number(i64::from(def.format_version()))
-        .map_err(|e| Error::Usage(format!("--format-version: {e}")))?;
-    let schema = iceberg_write::iceberg_schema(&arrow, format_version)
+    let schema = iceberg_write::iceberg_schema(&arrow, def.format_version()?)
         .map_err(|e| Error::input(first.name(), e.to_string()))?;
     with_column_types(schema, &def.columns)
 }
@@ -194,8 +192,7 @@ fn iceberg_schema_json(path: &Path) -> Result<Option<Schema>> {
 /// # Errors
 /// A bad format version, partition or sort expression, named.
 pub(crate) fn creation(def: &TableDefArgs, schema: Schema) -> Result<TableCreation> {
-    let format_version = FormatVersion::from_number(i64::from(def.format_version()))
-        .map_err(|e| Error::Usage(format!("--format-version: {e}")))?;
+    let format_version = def.format_version()?;
     let spec = partition_expr::partition_spec(&def.partition, &schema).map_err(Error::Usage)?;
     let sort_order = partition_expr::sort_order(&def.sort, &schema).map_err(Error::Usage)?;
     let mut creation = TableCreation::new("", schema);

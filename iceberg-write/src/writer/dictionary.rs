@@ -104,13 +104,27 @@ fn sample_sizes(array: &dyn Array) -> Option<SampleSizes> {
 
 /// Plain sizes of byte-array values: a 4-byte length before each.
 fn byte_sizes<'a>(values: impl Iterator<Item = &'a [u8]>) -> SampleSizes {
+    sizes(values, |v| 4 + v.len())
+}
+
+/// Plain sizes of fixed-width values stored `width` bytes each.
+fn fixed_sizes<'a>(values: impl Iterator<Item = &'a [u8]>, width: usize) -> SampleSizes {
+    sizes(values, |_| width)
+}
+
+/// The sizes of `values`, each `plain_size` bytes when written plain.
+fn sizes<'a>(
+    values: impl Iterator<Item = &'a [u8]>,
+    plain_size: impl Fn(&[u8]) -> usize,
+) -> SampleSizes {
     let mut seen: HashSet<&[u8], FixedState> = HashSet::with_hasher(FixedState::default());
     let (mut n, mut plain, mut dict) = (0, 0, 0);
     for v in values {
+        let size = plain_size(v);
         n += 1;
-        plain += 4 + v.len();
+        plain += size;
         if seen.insert(v) {
-            dict += 4 + v.len();
+            dict += size;
         }
     }
     SampleSizes {
@@ -118,22 +132,6 @@ fn byte_sizes<'a>(values: impl Iterator<Item = &'a [u8]>) -> SampleSizes {
         distinct: seen.len(),
         plain_bytes: plain,
         dictionary_bytes: dict,
-    }
-}
-
-/// Plain sizes of fixed-width values stored `width` bytes each.
-fn fixed_sizes<'a>(values: impl Iterator<Item = &'a [u8]>, width: usize) -> SampleSizes {
-    let mut seen: HashSet<&[u8], FixedState> = HashSet::with_hasher(FixedState::default());
-    let mut n = 0;
-    for v in values {
-        n += 1;
-        seen.insert(v);
-    }
-    SampleSizes {
-        values: n,
-        distinct: seen.len(),
-        plain_bytes: n * width,
-        dictionary_bytes: seen.len() * width,
     }
 }
 
