@@ -53,3 +53,55 @@ fn pyiceberg_reads_a_table_the_cli_made() {
     assert_eq!(v["snapshots"], 1);
     assert!(v["spec"].as_str().unwrap().contains("day"), "{v}");
 }
+
+const PLAIN_SCAN: &str = r#"
+import json, sys
+import pyarrow.parquet as pq
+from pyiceberg.catalog.sql import SqlCatalog
+wh = sys.argv[1]
+cat = SqlCatalog("default", uri=f"sqlite:///{wh}/catalog.db", warehouse=f"file://{wh}")
+t = cat.load_table("db.plain")
+rows = t.scan().to_arrow().sort_by("id").to_pylist()
+files = [task.file.file_path for task in t.scan().plan_files()]
+dicts = {}
+for f in files:
+    md = pq.ParquetFile(f.removeprefix("file://")).metadata
+    for c in range(md.num_columns):
+        col = md.row_group(0).column(c)
+        dicts[col.path_in_schema] = col.has_dictionary_page
+print(json.dumps({"rows": rows, "dictionaries": dicts}))
+"#;
+
+/// A file whose distinct columns the writer wrote plain (and its repeating one with a
+/// dictionary) reads back in PyIceberg value for value.
+#[test]
+fn pyiceberg_reads_columns_written_plain() {
+    let Some(python) = crate::python("pyiceberg_reads_columns_written_plain") else {
+        return;
+    };
+    let env = Env::new();
+    let mut csv = String::from("id,text,kind\n");
+    for i in 0..3000 {
+        csv.push_str(&format!("{i},text {i:05},k{}\n", i % 7));
+    }
+    let path = env.write("plain.csv", &csv);
+    env.ok(&["append", "db.plain", path.to_str().unwrap(), "--create"]);
+    let wh = std::fs::canonicalize(env.warehouse()).unwrap();
+    let v = crate::run_python(
+        Command::new(python)
+            .arg("-c")
+            .arg(PLAIN_SCAN)
+            .arg(wh.display().to_string()),
+    );
+    assert_eq!(
+        v["dictionaries"],
+        serde_json::json!({"id": false, "text": false, "kind": true})
+    );
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3000);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row["id"], i as i64);
+        assert_eq!(row["text"], format!("text {i:05}"));
+        assert_eq!(row["kind"], format!("k{}", i % 7));
+    }
+}
