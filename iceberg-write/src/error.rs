@@ -102,6 +102,75 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A file given as an existing data file is not a Parquet file (or its footer is
+    /// damaged).
+    #[error("`{path}` is not a readable Parquet file: {source}")]
+    NotParquet {
+        /// The file.
+        path: String,
+        /// What the footer reader said.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    /// A column of an existing data file whose values would not read as the table column's
+    /// type.
+    #[error(
+        "`{path}`: column `{column}` is {found} in the file, which does not read as the table's {expected}"
+    )]
+    IncompatibleColumn {
+        /// The file.
+        path: String,
+        /// The column's name in the file (dotted).
+        column: String,
+        /// The table column's Iceberg type.
+        expected: String,
+        /// The file's Parquet type (physical and logical).
+        found: String,
+    },
+    /// A column of an existing data file that no table column reads (by its field id or
+    /// through the name mapping).
+    #[error("`{path}`: column `{column}` is not a column of the table{hint}")]
+    UnknownColumn {
+        /// The file.
+        path: String,
+        /// The column's name in the file (dotted).
+        column: String,
+        /// How it was looked up.
+        hint: String,
+    },
+    /// A field id in an existing data file that disagrees with the table's schema.
+    #[error("`{path}`: column `{column}` has field id {field_id}, {reason}")]
+    FieldIdMismatch {
+        /// The file.
+        path: String,
+        /// The column's name in the file (dotted).
+        column: String,
+        /// The id in the file.
+        field_id: i32,
+        /// How it disagrees.
+        reason: String,
+    },
+    /// A required table column that an existing data file lacks or holds nulls in.
+    #[error("`{path}`: required column `{column}` {reason}")]
+    RequiredColumn {
+        /// The file.
+        path: String,
+        /// The table column (dotted).
+        column: String,
+        /// What the file lacks.
+        reason: String,
+    },
+    /// The partition of an existing data file cannot be told, or it holds rows of more than
+    /// one partition.
+    #[error("`{path}`: partition field `{field}`: {reason}")]
+    Partition {
+        /// The file.
+        path: String,
+        /// The partition field.
+        field: String,
+        /// Why the value is refused or unknown.
+        reason: String,
+    },
     /// The writer was used after it failed; the first failure was already reported.
     #[error("the data file writer already failed and cannot be used: {reason}")]
     WriterFailed {

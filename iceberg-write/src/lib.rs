@@ -20,6 +20,8 @@
 //!   cap the least recently used file closes, as with `write.spill.enabled=false`).
 //! - [`WriteOptions`] (`options`): codec, sizes, metrics config and file-naming ids, parsed
 //!   once from table properties.
+//! - [`import`]: existing Parquet files (written by other tools) as data files, from their
+//!   footers: [`import::data_file_from_parquet`], the name mapping, partition inference.
 //! - [`arrow_schema()`] (`to_arrow`): Iceberg → Arrow with `PARQUET:field_id` everywhere.
 //! - `align`: batches matched to the table schema by name or field id, cast, checked.
 //! - `partition`: vectorized transforms and splitting batches by partition tuple.
@@ -57,6 +59,7 @@
 mod align;
 mod error;
 mod from_arrow;
+pub mod import;
 mod location;
 pub mod metrics;
 mod naming;

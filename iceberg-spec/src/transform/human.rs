@@ -10,6 +10,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use super::Transform;
 use crate::datum::civil::{self, DateTimeParts, TimeOfDay, days_to_ymd};
 use crate::datum::{Datum, plain_decimal};
+use crate::error::{Error, Result};
 use crate::types::PrimitiveType;
 
 impl Transform {
@@ -40,6 +41,134 @@ impl Transform {
             (Self::Identity | Self::Truncate(_) | Self::Void, _) => human_value(source_type, value),
             _ => human_datum(value),
         }
+    }
+}
+
+impl Transform {
+    /// The partition value a human string of [`Transform::to_human_string`] stands for: the
+    /// inverse, used to read `name=value` path segments (Hive-style folders included).
+    ///
+    /// `year` takes `2017`, `month` `2017-11`, `day` `2017-11-16`, `hour` `2017-11-16-22`,
+    /// bucket an int; identity and truncate values parse by the source type (numbers,
+    /// `true`/`false`, ISO dates, times and timestamps, decimals with at most the type's scale,
+    /// uuids, Base64 for fixed and binary). The caller decides what text means null.
+    ///
+    /// # Errors
+    /// [`Error::InvalidValue`] naming the type when the text is not such a value.
+    pub fn from_human_string(&self, source_type: &PrimitiveType, text: &str) -> Result<Datum> {
+        let result = self.result_type(source_type)?;
+        let bad = || Error::invalid_value(&result, format!("`{text}` is not a {self} value"));
+        let int = |v: i64| i32::try_from(v).map(Datum::Int).map_err(|_| bad());
+        let ymd = parse_human_day;
+        match self {
+            Self::Year => int(text.parse::<i64>().map_err(|_| bad())? - 1970),
+            Self::Month => {
+                let (y, m) = text.rsplit_once('-').ok_or_else(bad)?;
+                let (y, m) = (y.parse::<i64>(), m.parse::<i64>());
+                match (y, m) {
+                    (Ok(y), Ok(m)) if (1..=12).contains(&m) && text.len() >= 7 => {
+                        int((y - 1970) * 12 + m - 1)
+                    }
+                    _ => Err(bad()),
+                }
+            }
+            Self::Day => {
+                let days = ymd(text).ok_or_else(bad)?;
+                i32::try_from(days).map(Datum::Date).map_err(|_| bad())
+            }
+            Self::Hour => {
+                let (day, hour) = text.rsplit_once('-').ok_or_else(bad)?;
+                let days = ymd(day).ok_or_else(bad)?;
+                match hour.parse::<i64>() {
+                    Ok(h) if (0..24).contains(&h) && hour.len() == 2 => int(days * 24 + h),
+                    _ => Err(bad()),
+                }
+            }
+            Self::Bucket(_) => int(text.parse::<i64>().map_err(|_| bad())?),
+            Self::Identity | Self::Truncate(_) | Self::Void => parse_value(source_type, text),
+        }
+    }
+}
+
+/// Days since the epoch of Java's `%04d-%02d-%02d` day (`2017-11-16`, `-001-05-02`,
+/// `10000-01-01`).
+fn parse_human_day(text: &str) -> Option<i64> {
+    let mut parts = text.rsplitn(3, '-');
+    let (d, m, y) = (parts.next()?, parts.next()?, parts.next()?);
+    if d.len() != 2 || m.len() != 2 || y.trim_start_matches('-').len() < 3 {
+        return None;
+    }
+    let (year, month, day) = (
+        y.parse::<i32>().ok()?,
+        m.parse::<u32>().ok()?,
+        d.parse::<u32>().ok()?,
+    );
+    if !(1..=12).contains(&month) || day == 0 || day > civil::days_in_month(year, month) {
+        return None;
+    }
+    Some(civil::ymd_to_days(year, month, day))
+}
+
+/// A value of type `ty` from its human string.
+fn parse_value(ty: &PrimitiveType, text: &str) -> Result<Datum> {
+    use PrimitiveType as P;
+    let bad = || Error::invalid_value(ty, format!("`{text}` is not a {ty} value"));
+    Ok(match ty {
+        P::Boolean => match text {
+            "true" => Datum::Boolean(true),
+            "false" => Datum::Boolean(false),
+            _ => return Err(bad()),
+        },
+        P::Int => Datum::Int(text.parse().map_err(|_| bad())?),
+        P::Long => Datum::Long(text.parse().map_err(|_| bad())?),
+        P::Float => Datum::Float(parse_java_float(text).ok_or_else(bad)? as f32),
+        P::Double => Datum::Double(parse_java_float(text).ok_or_else(bad)?),
+        P::Decimal { precision, scale } => {
+            let (unscaled, found) = crate::datum::parse_big_decimal(text).ok_or_else(bad)?;
+            let pad = i64::from(*scale) - found;
+            let factor = u32::try_from(pad)
+                .ok()
+                .and_then(|p| 10i128.checked_pow(p))
+                .ok_or_else(bad)?;
+            let unscaled = unscaled.checked_mul(factor).ok_or_else(bad)?;
+            Datum::decimal(unscaled, *precision, *scale).map_err(|_| bad())?
+        }
+        P::String => Datum::String(text.to_string()),
+        P::Date => Datum::Date(
+            parse_human_day(text)
+                .and_then(|d| i32::try_from(d).ok())
+                .ok_or_else(bad)?,
+        ),
+        P::Fixed(_) | P::Binary => {
+            let bytes = BASE64.decode(text).map_err(|_| bad())?;
+            if matches!(ty, P::Fixed(n) if usize::try_from(*n).ok() != Some(bytes.len())) {
+                return Err(bad());
+            }
+            if matches!(ty, P::Binary) {
+                Datum::Binary(bytes)
+            } else {
+                Datum::Fixed(bytes)
+            }
+        }
+        _ => {
+            Datum::from_json(ty, &serde_json::Value::String(text.to_string())).map_err(|_| bad())?
+        }
+    })
+}
+
+/// A number as Java prints floats (`1.5`, `1.0E10`, `NaN`, `Infinity`, `-Infinity`).
+fn parse_java_float(text: &str) -> Option<f64> {
+    match text {
+        "NaN" => Some(f64::NAN),
+        "Infinity" => Some(f64::INFINITY),
+        "-Infinity" => Some(f64::NEG_INFINITY),
+        t if t
+            .chars()
+            .any(|c| c.is_ascii_alphabetic() && c != 'E' && c != 'e') =>
+        {
+            None
+        }
+        t => t.parse().ok(),
     }
 }
 

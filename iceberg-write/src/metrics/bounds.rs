@@ -53,6 +53,11 @@ pub(crate) fn decode_min_max(
                 be_i128(v.data()).map(|u| decimal(u, *precision, *scale))
             })
         }
+        (S::ByteArray(s), P::Decimal { precision, scale }) => {
+            pair!(s, |v: &parquet::data_type::ByteArray| {
+                be_i128(v.data()).map(|u| decimal(u, *precision, *scale))
+            })
+        }
         (S::ByteArray(s), P::String) => pair!(s, |v: &parquet::data_type::ByteArray| {
             std::str::from_utf8(v.data())
                 .ok()

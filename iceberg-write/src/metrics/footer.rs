@@ -2,8 +2,11 @@
 
 use std::collections::BTreeMap;
 
+use iceberg_spec::types::PrimitiveType;
 use iceberg_spec::{Datum, Schema};
+use parquet::basic::SortOrder;
 use parquet::file::metadata::ParquetMetaData;
+use parquet::file::statistics::Statistics;
 
 use super::bounds::{decode_min_max, merge_max, merge_min};
 
@@ -22,24 +25,92 @@ pub(crate) struct ColumnFooter {
     pub(crate) max: Option<Datum>,
     /// False when some row group had no statistics (or no null count) for the column.
     pub(crate) stats_complete: bool,
+    /// False when some row group's min/max cannot bound the column: a NaN min or max
+    /// (writers before PARQUET-1222), or old signed-order statistics of a column Iceberg
+    /// orders unsigned (strings, binary, fixed).
+    pub(crate) bounds_usable: bool,
 }
 
-/// Column metrics by field id, for every leaf column that carries a field id.
+/// How one Parquet leaf column's statistics become those of a table column.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LeafColumn {
+    /// The table column's field id.
+    pub(crate) id: i32,
+    /// The type the file's statistics decode as.
+    pub(crate) stats_type: PrimitiveType,
+    /// What turns a decoded value into one of the table column's type.
+    pub(crate) convert: Convert,
+}
+
+/// A conversion of statistics from the file's type to the table's.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Convert {
+    /// The file stores the table's type.
+    AsIs,
+    /// An allowed promotion: int to long, float to double.
+    Promote,
+    /// Millisecond timestamps into a microsecond column.
+    MillisToMicros,
+    /// Values whose statistics say nothing usable (INT96 timestamps): counts only.
+    NoBounds,
+}
+
+impl LeafColumn {
+    /// The leaves of a file this writer wrote: every leaf with a field id, at the schema's
+    /// type.
+    pub(crate) fn of_written(meta: &ParquetMetaData, schema: &Schema) -> Vec<Option<LeafColumn>> {
+        meta.file_metadata()
+            .schema_descr()
+            .columns()
+            .iter()
+            .map(|c| {
+                let info = c.self_type().get_basic_info();
+                let id = info.has_id().then(|| info.id())?;
+                let stats_type = schema.primitive_type(id).ok()?.clone();
+                Some(LeafColumn {
+                    id,
+                    stats_type,
+                    convert: Convert::AsIs,
+                })
+            })
+            .collect()
+    }
+
+    /// A decoded statistic as a value of the table column's type `to`.
+    fn convert(&self, d: Datum, to: &PrimitiveType) -> Option<Datum> {
+        match (&self.convert, d) {
+            (Convert::AsIs, d) => Some(d),
+            (Convert::Promote, Datum::Int(v)) => Some(Datum::Long(i64::from(v))),
+            (Convert::Promote, Datum::Float(v)) => Some(Datum::Double(f64::from(v))),
+            (Convert::MillisToMicros, Datum::Long(ms)) => {
+                let us = ms.checked_mul(1000)?;
+                match to {
+                    PrimitiveType::Timestamptz => Some(Datum::Timestamptz(us)),
+                    _ => Some(Datum::Timestamp(us)),
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Column metrics by field id for the file's `leaves` (one entry per leaf column, in the
+/// file's order; `None` for a leaf no table column reads), decoded for `schema`.
 pub(crate) fn footer_metrics(
     meta: &ParquetMetaData,
     schema: &Schema,
+    leaves: &[Option<LeafColumn>],
 ) -> BTreeMap<i32, ColumnFooter> {
     let descr = meta.file_metadata().schema_descr();
     let mut out: BTreeMap<i32, ColumnFooter> = BTreeMap::new();
     for rg in meta.row_groups() {
         for (i, chunk) in rg.columns().iter().enumerate() {
-            let info = descr.column(i).self_type().get_basic_info().clone();
-            if !info.has_id() {
+            let Some(Some(leaf)) = leaves.get(i) else {
                 continue;
-            }
-            let id = info.id();
-            let entry = out.entry(id).or_insert_with(|| ColumnFooter {
+            };
+            let entry = out.entry(leaf.id).or_insert_with(|| ColumnFooter {
                 stats_complete: true,
+                bounds_usable: true,
                 ..ColumnFooter::default()
             });
             entry.size += chunk.compressed_size();
@@ -48,22 +119,59 @@ pub(crate) fn footer_metrics(
                 entry.stats_complete = false;
                 continue;
             };
-            match stats.null_count_opt() {
-                Some(n) => entry.nulls += i64::try_from(n).unwrap_or(i64::MAX),
+            let nulls = stats
+                .null_count_opt()
+                .map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+            match nulls {
+                Some(n) => entry.nulls += n,
                 None => entry.stats_complete = false,
             }
-            if let Ok(ty) = schema.primitive_type(id) {
-                let (lo, hi) = decode_min_max(stats, ty);
-                if let Some(lo) = lo {
-                    entry.min = merge_min(entry.min.take(), lo);
-                }
-                if let Some(hi) = hi {
-                    entry.max = merge_max(entry.max.take(), hi);
-                }
+            // A chunk holding values but no min or max (parquet-rs leaves them out for a
+            // page of only zeros) bounds nothing: the other chunks' bounds would miss it.
+            let unbounded_values = (stats.min_bytes_opt().is_none()
+                || stats.max_bytes_opt().is_none())
+                && nulls.is_none_or(|n| chunk.num_values() > n);
+            if leaf.convert == Convert::NoBounds
+                || unbounded_values
+                || (stats.is_min_max_deprecated()
+                    && stats.min_bytes_opt().is_some()
+                    && descr.column(i).sort_order() != SortOrder::SIGNED)
+                || has_nan(stats)
+            {
+                entry.bounds_usable = false;
+                continue;
+            }
+            let Ok(to) = schema.primitive_type(leaf.id) else {
+                continue;
+            };
+            let (lo, hi) = decode_min_max(stats, &leaf.stats_type);
+            if let Some(lo) = lo.and_then(|d| leaf.convert(d, to)) {
+                entry.min = merge_min(entry.min.take(), lo);
+            }
+            if let Some(hi) = hi.and_then(|d| leaf.convert(d, to)) {
+                entry.max = merge_max(entry.max.take(), hi);
             }
         }
     }
+    for entry in out.values_mut() {
+        if !entry.bounds_usable {
+            (entry.min, entry.max) = (None, None);
+        }
+    }
     out
+}
+
+/// True when a float or double chunk's min or max is NaN.
+fn has_nan(stats: &Statistics) -> bool {
+    match stats {
+        Statistics::Float(s) => {
+            s.min_opt().is_some_and(|v| v.is_nan()) || s.max_opt().is_some_and(|v| v.is_nan())
+        }
+        Statistics::Double(s) => {
+            s.min_opt().is_some_and(|v| v.is_nan()) || s.max_opt().is_some_and(|v| v.is_nan())
+        }
+        _ => false,
+    }
 }
 
 /// Row-group start offsets: the dictionary page of the first column chunk if it has one,

@@ -19,7 +19,7 @@ use iceberg_spec::types::PrimitiveType;
 use iceberg_spec::{Datum, MetricsMode, Schema};
 use parquet::file::metadata::ParquetMetaData;
 
-pub(crate) use footer::split_offsets;
+pub(crate) use footer::{ColumnFooter, Convert, LeafColumn, footer_metrics, split_offsets};
 pub use mode::MetricsConfig;
 pub(crate) use nan::ArrayMetrics;
 
@@ -42,15 +42,36 @@ impl FileMetrics {
     }
 }
 
-/// The metrics of a file from its footer and the arrays written into it.
+/// The metrics of a file from its footer and, for a file this writer wrote, the arrays
+/// written into it.
+///
+/// Without the arrays (a file written elsewhere) there are no NaN counts, and float, double
+/// and uuid bounds come from the footer, as Java's `ParquetUtil.footerMetrics` makes them.
 pub(crate) fn file_metrics(
     meta: &ParquetMetaData,
     schema: &Schema,
     modes: &HashMap<i32, MetricsMode>,
-    arrays: &ArrayMetrics,
+    arrays: Option<&ArrayMetrics>,
+    leaves: &[Option<LeafColumn>],
+) -> FileMetrics {
+    file_metrics_of(
+        &footer::footer_metrics(meta, schema, leaves),
+        schema,
+        modes,
+        arrays,
+    )
+}
+
+/// [`file_metrics`] from footer sums already computed.
+pub(crate) fn file_metrics_of(
+    columns: &BTreeMap<i32, ColumnFooter>,
+    schema: &Schema,
+    modes: &HashMap<i32, MetricsMode>,
+    arrays: Option<&ArrayMetrics>,
 ) -> FileMetrics {
     let mut out = FileMetrics::default();
-    for (id, col) in footer::footer_metrics(meta, schema) {
+    for (&id, col) in columns {
+        let col = col.clone();
         let mode = modes.get(&id).copied().unwrap_or(MetricsMode::None);
         let (Some(info), Ok(ty)) = (schema.field_info(id), schema.primitive_type(id)) else {
             continue;
@@ -62,7 +83,7 @@ pub(crate) fn file_metrics(
         if info.in_list_or_map {
             continue;
         }
-        if *ty == PrimitiveType::Uuid {
+        if let (PrimitiveType::Uuid, Some(arrays)) = (ty, arrays) {
             // Parquet keeps no uuid statistics (writer::file::writer_properties).
             let Some(stats) = arrays.uuids.get(&id) else {
                 continue;
@@ -88,7 +109,7 @@ pub(crate) fn file_metrics(
         out.value_counts.insert(id, col.values);
         out.null_value_counts.insert(id, col.nulls);
         let (mut lower, mut upper) = (col.min, col.max);
-        if ty.is_floating() {
+        if let (true, Some(arrays)) = (ty.is_floating(), arrays) {
             let stats = arrays.floats.get(&id).copied().unwrap_or_default();
             out.nan_value_counts.insert(id, stats.nan_count);
             let as_datum = |v: f64| match ty {

@@ -21,7 +21,7 @@ use super::dictionary;
 use super::encode::{self, InputQueue};
 
 use crate::error::{Error, Result};
-use crate::metrics::{ArrayMetrics, file_metrics, split_offsets};
+use crate::metrics::{ArrayMetrics, LeafColumn, file_metrics, split_offsets};
 use crate::options::WriteOptions;
 use crate::to_arrow::{LIST_ELEMENT_NAME, MAP_ENTRIES_NAME, MAP_KEY_NAME, MAP_VALUE_NAME};
 
@@ -521,7 +521,8 @@ impl ParquetFile {
             }
         };
         let size = self.sink.close().await?;
-        let metrics = file_metrics(&meta, &ctx.schema, &ctx.modes, &self.arrays);
+        let leaves = LeafColumn::of_written(&meta, &ctx.schema);
+        let metrics = file_metrics(&meta, &ctx.schema, &ctx.modes, Some(&self.arrays), &leaves);
         let (lower_bounds, upper_bounds) = metrics.encoded_bounds();
         Ok(DataFile {
             content: DataContentType::Data,

@@ -4,6 +4,7 @@
 
 mod common;
 mod dictionary;
+mod import;
 mod layout;
 mod locations;
 mod many_partitions;
