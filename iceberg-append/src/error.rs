@@ -154,6 +154,15 @@ pub enum Error {
         /// The table or namespace it was asked about.
         target: String,
     },
+    /// An existing file offered to a table twice: already live in its current snapshot,
+    /// or named twice in one call.
+    #[error("`{path}` {reason}; nothing was committed")]
+    DuplicateFile {
+        /// The file.
+        path: String,
+        /// Where it already is.
+        reason: String,
+    },
     /// A table that the catalog does not know.
     #[error("no such table {table}")]
     NoSuchTable {

@@ -96,6 +96,8 @@
 //!   [`commit_create_append`]).
 //! - [`cache`]: parsed metadata files and manifest lists, so repeated commits do not re-read.
 
+#[cfg(feature = "write")]
+pub mod add_files;
 pub mod append;
 mod avro;
 pub mod cache;
@@ -115,6 +117,8 @@ pub mod table;
 pub mod transaction;
 pub mod update;
 
+#[cfg(feature = "write")]
+pub use add_files::{AddFilesOutcome, AddPartition, describe_files, live_data_files};
 pub use append::{
     AppendMode, AppendResult, OP_APPEND, prepare_append, prepare_append_with_mode,
     read_manifest_list,

@@ -73,6 +73,9 @@ pub(crate) enum Command {
     /// Append Parquet, CSV, NDJSON or Arrow IPC files to a table in one commit (with
     /// `--create`, the table and its first snapshot in one commit).
     Append(AppendArgs),
+    /// Register existing Parquet files in a table where they are, without rewriting them,
+    /// in one commit (with `--create`, the table is made from the files' columns first).
+    AddFiles(AddFilesArgs),
     /// Show a table's schema, partition spec, sort order, properties and snapshots.
     Inspect {
         /// The table as `namespace.table`.
@@ -445,6 +448,33 @@ pub(crate) struct AppendArgs {
     /// Rows per batch read from the inputs.
     #[arg(long, default_value_t = 8192)]
     pub(crate) batch_size: usize,
+}
+
+/// Arguments of `add-files`.
+#[derive(Debug, Args)]
+pub(crate) struct AddFilesArgs {
+    /// The table as `namespace.table`.
+    pub(crate) table: String,
+    /// Parquet files, folders (every `.parquet` under them) or glob patterns on local disk,
+    /// or object-store URIs of files (`s3://bucket/path/part-0.parquet`).
+    #[arg(required = true, value_name = "FILE")]
+    pub(crate) inputs: Vec<String>,
+    /// Take each file's partition from Hive-style `name=value` folders of its path
+    /// (checked against its column statistics) instead of the statistics alone.
+    #[arg(long)]
+    pub(crate) hive_partitioning: bool,
+    /// Create the table from the files' columns when it does not exist.
+    #[arg(long)]
+    pub(crate) create: bool,
+    /// The table definition used with `--create`.
+    #[command(flatten)]
+    pub(crate) def: TableDefArgs,
+    /// How the files are read for `--create`.
+    #[command(flatten)]
+    pub(crate) read: ReadArgs,
+    /// Read and check every file, print what would be added, commit nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
 }
 
 /// The input formats `append` reads.

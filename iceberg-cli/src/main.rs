@@ -58,6 +58,7 @@ fn main() -> ExitCode {
             Command::Quickstart { rows } => commands::quickstart::run(&cli, *rows).await,
             Command::Create(args) => commands::create::run(&cli, args).await,
             Command::Append(args) => Box::pin(commands::append::run(&cli, args)).await,
+            Command::AddFiles(args) => Box::pin(commands::add_files::run(&cli, args)).await,
             Command::Inspect { table, files } => commands::inspect::run(&cli, table, *files).await,
             Command::Alter { table, change } => commands::alter::run(&cli, table, change).await,
             Command::Log { table } => commands::log::run(&cli, table).await,

@@ -114,18 +114,14 @@ pub enum Error {
     },
     /// A column of an existing data file whose values would not read as the table column's
     /// type.
-    #[error(
-        "`{path}`: column `{column}` is {found} in the file, which does not read as the table's {expected}"
-    )]
+    #[error("`{path}`: column `{column}` {reason}")]
     IncompatibleColumn {
         /// The file.
         path: String,
         /// The column's name in the file (dotted).
         column: String,
-        /// The table column's Iceberg type.
-        expected: String,
-        /// The file's Parquet type (physical and logical).
-        found: String,
+        /// Its Parquet type (physical and logical) and the table's type.
+        reason: String,
     },
     /// A column of an existing data file that no table column reads (by its field id or
     /// through the name mapping).

@@ -1,10 +1,8 @@
 //! `iceberg inspect`: schema, spec, sort order, properties and snapshots; with `--files`
 //! every live data file of the current snapshot with its decoded column stats.
 
-use iceberg_append::manifest::decode_manifest;
-use iceberg_append::read_manifest_list;
 use iceberg_io::FileIo;
-use iceberg_spec::{DataFile, ManifestStatus, Schema, TableMetadata};
+use iceberg_spec::{DataFile, Schema, TableMetadata};
 use serde_json::{Value, json};
 
 use super::{format_ms, short};
@@ -149,22 +147,7 @@ pub(crate) async fn run(cli: &Cli, name: &str, with_files: bool) -> Result<()> {
 /// # Errors
 /// When a manifest list or manifest cannot be read.
 pub(crate) async fn live_files(io: &FileIo, meta: &TableMetadata) -> Result<Vec<DataFile>> {
-    let Some(snap) = meta.current_snapshot() else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::new();
-    for m in read_manifest_list(io, snap.manifest_list.as_deref()).await? {
-        let bytes = io.read(&m.manifest_path).await?;
-        let decoded = decode_manifest(&m.manifest_path, &bytes)?;
-        out.extend(
-            decoded
-                .entries
-                .into_iter()
-                .filter(|e| e.status != ManifestStatus::Deleted)
-                .map(|e| e.data_file),
-        );
-    }
-    Ok(out)
+    Ok(iceberg_append::live_data_files(io, meta).await?)
 }
 
 /// Every column id with stats in `f`, in id order.

@@ -1,5 +1,6 @@
 //! One module per subcommand, and the few helpers they share.
 
+pub(crate) mod add_files;
 pub(crate) mod alter;
 pub(crate) mod append;
 pub(crate) mod create;

@@ -2,6 +2,7 @@
 //! that must leave the table unchanged, and PyIceberg reading what the CLI wrote.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod add_files;
 mod alter;
 mod append;
 mod config;

@@ -262,8 +262,10 @@ impl Walk<'_> {
         Error::IncompatibleColumn {
             path: self.path.into(),
             column: column.into(),
-            expected: field.field_type.to_string(),
-            found: found.into(),
+            reason: format!(
+                "is {found} in the file, which does not read as the table's {}",
+                field.field_type
+            ),
         }
     }
 }
