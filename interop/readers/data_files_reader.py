@@ -11,6 +11,7 @@ upper >= max under Iceberg's ordering (canon.order_key), and equality for the ty
 never truncates.
 """
 
+import json
 import math
 import os
 from importlib.metadata import version as _version
@@ -22,7 +23,7 @@ import manifest_files
 from canon import canon, order_key
 from readers import attempt
 from stats import sort_files
-from table_meta import TableMeta, strip_scheme
+from table_meta import TableMeta, read_metadata, strip_scheme
 
 NAME = "data_files"
 BOUNDS_FROM_DATA = True  # compare.py: "lower_bounds"/"upper_bounds" are the data's min/max
@@ -35,6 +36,44 @@ def version() -> str:
 def _field_id(field: pa.Field) -> int | None:
     raw = (field.metadata or {}).get(b"PARQUET:field_id")
     return int(raw) if raw is not None else None
+
+
+def _mapped_schema(schema: pa.Schema, mapping: list | None) -> pa.Schema:
+    """A file's Arrow schema with field ids from the table's name mapping when the file has
+    none (files registered with add-files), as readers resolve them: by name, with list and
+    map children named element, key and value."""
+    def has_ids(f: pa.Field) -> bool:
+        t = f.type
+        kids = ([t.field(i) for i in range(t.num_fields)] if pa.types.is_struct(t) else
+                [t.key_field, t.item_field] if pa.types.is_map(t) else
+                [t.value_field] if pa.types.is_list(t) or pa.types.is_large_list(t) else [])
+        return _field_id(f) is not None or any(has_ids(k) for k in kids)
+
+    if mapping is None or any(has_ids(f) for f in schema):
+        return schema
+
+    def find(entries: list, name: str) -> dict | None:
+        return next((e for e in entries if name in e.get("names", [])), None)
+
+    def attach(field: pa.Field, m: dict | None) -> pa.Field:
+        kids, t = (m or {}).get("fields", []), field.type
+        if pa.types.is_struct(t):
+            t = pa.struct([attach(t.field(i), find(kids, t.field(i).name)) for i in range(t.num_fields)])
+        elif pa.types.is_map(t):
+            t = pa.map_(attach(t.key_field, find(kids, "key")), attach(t.item_field, find(kids, "value")))
+        elif pa.types.is_list(t):
+            t = pa.list_(attach(t.value_field, find(kids, "element")))
+        md = dict(field.metadata or {})
+        if m and m.get("field-id") is not None:
+            md[b"PARQUET:field_id"] = str(m["field-id"]).encode()
+        return pa.field(field.name, t, field.nullable, md)
+
+    return pa.schema([attach(f, find(mapping, f.name)) for f in schema], metadata=schema.metadata)
+
+
+def _name_mapping(meta: TableMeta) -> list | None:
+    raw = read_metadata(meta.path).get("properties", {}).get("schema.name-mapping.default")
+    return json.loads(raw) if raw else None
 
 
 def _leaves(arr: pa.Array, field: pa.Field, repeated: bool, out: list) -> None:
@@ -67,7 +106,8 @@ def _file(path: str, meta: TableMeta, file_format: str = "PARQUET") -> dict:
         return {"path": meta.relative(path), "file_size_in_bytes": os.path.getsize(local)}
     pf = pq.ParquetFile(local)
     md = pf.metadata
-    table = pf.read()
+    mapped = _mapped_schema(pf.schema_arrow, _name_mapping(meta))
+    table = pf.read().cast(mapped)
     splits, sizes = [], {}
     for rg in range(md.num_row_groups):
         g = md.row_group(rg)
@@ -76,7 +116,7 @@ def _file(path: str, meta: TableMeta, file_format: str = "PARQUET") -> dict:
         for c in range(g.num_columns):
             col = g.column(c)
             sizes[col.path_in_schema] = sizes.get(col.path_in_schema, 0) + col.total_compressed_size
-    leaf_ids = _parquet_leaf_ids(pf)
+    leaf_ids = _parquet_leaf_ids(pf, mapped)
     column_sizes = {leaf_ids[k]: v for k, v in sizes.items() if leaf_ids.get(k) is not None}
     counts = {"value_counts": {}, "null_value_counts": {}, "nan_value_counts": {}}
     lower, upper = {}, {}
@@ -107,7 +147,7 @@ def _file(path: str, meta: TableMeta, file_format: str = "PARQUET") -> dict:
             "upper_bounds": {str(k): v for k, v in upper.items()}}
 
 
-def _parquet_leaf_ids(pf: pq.ParquetFile) -> dict[str, int | None]:
+def _parquet_leaf_ids(pf: pq.ParquetFile, schema: pa.Schema) -> dict[str, int | None]:
     """Parquet leaf column path ("s.element" ...) -> Iceberg field id, from the Arrow schema."""
     out: dict[str, int | None] = {}
     arrow_leaves: list = []
@@ -125,7 +165,7 @@ def _parquet_leaf_ids(pf: pq.ParquetFile) -> dict[str, int | None]:
         else:
             into.append(_field_id(field))
 
-    for f in pf.schema_arrow:
+    for f in schema:
         walk(f, arrow_leaves)
     for i in range(len(pf.schema)):  # the leaves, in the same depth-first order
         out[pf.schema.column(i).path] = arrow_leaves[i] if i < len(arrow_leaves) else None

@@ -76,7 +76,7 @@ t = pa.table({
     "id": pa.array(range(n), pa.int64()),
     "name": pa.array([f"name {i:05}" if i % 5 else None for i in range(n)]),
     "category": pa.array([i % 4 for i in range(n)], pa.int32()),
-    "ts": pa.array([1_700_000_000_000 + i * 1000 for i in range(n)], pa.timestamp("ms", tz="UTC")),
+    "ts": pa.array([1_700_000_000_000_000 + i * 1_000_000 for i in range(n)], pa.timestamp("us", tz="UTC")),
 })
 pq.write_table(t, f"{out}/plain/part-0.parquet", row_group_size=1000)
 ds.write_dataset(t, f"{out}/hive", format="parquet", partitioning=["category"],

@@ -263,8 +263,9 @@ impl Walk<'_> {
             path: self.path.into(),
             column: column.into(),
             reason: format!(
-                "is {found} in the file, which does not read as the table's {}",
-                field.field_type
+                "is {found} in the file, which does not read as the table's {}{}",
+                field.field_type,
+                refusal_note(found)
             ),
         }
     }
@@ -317,6 +318,21 @@ fn list_element(list: &ParquetType) -> Option<&ParquetType> {
     repeated.get_fields().first().map(|e| e.as_ref())
 }
 
+/// Why a readable-looking type is refused: types other readers misread in place.
+fn refusal_note(found: &str) -> &'static str {
+    if found.contains("MILLIS") {
+        // Measured in the interop matrix: Java 1.10's row-group filters compare microsecond
+        // literals with the millisecond statistics, and iceberg-rust refuses the column.
+        "; millisecond timestamps are misread by Java's filters and iceberg-rust: write \
+         microseconds (pyarrow: coerce_timestamps=\"us\")"
+    } else if found.starts_with("INT96") {
+        "; INT96 timestamps are not read alike by every reader: write INT64 microseconds \
+         (Spark: spark.sql.parquet.outputTimestampType=TIMESTAMP_MICROS)"
+    } else {
+        ""
+    }
+}
+
 /// A Parquet primitive's physical and logical type, for messages.
 fn describe(node: &ParquetType) -> String {
     if node.is_group() {
@@ -365,25 +381,16 @@ fn primitive_reads_as(node: &ParquetType, ty: &PrimitiveType) -> Option<(Primiti
         (Physical::INT64, Some(LogicalType::Time(t)), P::Time) if t.unit == TimeUnit::MICROS => {
             same(ty)
         }
+        // Millisecond timestamps and INT96 are refused (see `refusal_note`).
         (Physical::INT64, Some(LogicalType::Timestamp(t)), _) => {
             let wanted = match (t.unit, t.is_adjusted_to_u_t_c) {
-                (TimeUnit::MILLIS | TimeUnit::MICROS, false) => P::Timestamp,
-                (TimeUnit::MILLIS | TimeUnit::MICROS, true) => P::Timestamptz,
+                (TimeUnit::MICROS, false) => P::Timestamp,
+                (TimeUnit::MICROS, true) => P::Timestamptz,
                 (TimeUnit::NANOS, false) => P::TimestampNs,
                 (TimeUnit::NANOS, true) => P::TimestamptzNs,
+                (TimeUnit::MILLIS, _) => return None,
             };
-            if wanted != *ty {
-                return None;
-            }
-            match t.unit {
-                TimeUnit::MILLIS => Some((P::Long, Convert::MillisToMicros)),
-                _ => same(ty),
-            }
-        }
-        // Spark's and Impala's legacy timestamps: readable, but their statistics order
-        // nothing (Java keeps no bounds for them either).
-        (Physical::INT96, None, P::Timestamp | P::Timestamptz) => {
-            Some((P::Long, Convert::NoBounds))
+            (wanted == *ty).then(|| (ty.clone(), Convert::AsIs))
         }
         (Physical::FLOAT, None, P::Float) => same(ty),
         (Physical::FLOAT, None, P::Double) => Some((P::Float, Convert::Promote)),

@@ -21,14 +21,14 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use iceberg_io::FileIo;
 use iceberg_spec::name_mapping::NameMapping;
-use iceberg_spec::{DataContentType, DataFile, FileFormat, MetricsMode, PartitionSpec, Schema};
+use iceberg_spec::{DataFile, MetricsMode, PartitionSpec, Schema};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
 pub use partition::{HIVE_NULL, PartitionSource};
 
 use crate::error::{Error, Result};
-use crate::metrics::{file_metrics_of, footer_metrics, split_offsets};
+use crate::metrics::{file_metrics_of, footer_metrics};
 use crate::options::WriteOptions;
 
 /// How much of a file's end the first read fetches: most footers fit.
@@ -156,7 +156,7 @@ pub fn data_file_from_footer(
     let schema = &target.schema;
     let descr = meta.file_metadata().schema_descr();
     let resolved = columns::resolve(path, descr, schema, &target.mapping)?;
-    let footers = footer_metrics(meta, schema, &resolved.leaves);
+    let footers = footer_metrics(meta, &resolved.leaves);
     for id in &resolved.required_leaves {
         let column = schema.field_name(*id).unwrap_or("?").to_string();
         let refuse = |reason: String| Error::RequiredColumn {
@@ -185,31 +185,14 @@ pub fn data_file_from_footer(
         present: &resolved.present,
     };
     let tuple = partition::partition_of(&facts, &target.spec, schema, partition)?;
-    let metrics = file_metrics_of(&footers, schema, &target.modes, None);
-    let (lower_bounds, upper_bounds) = metrics.encoded_bounds();
-    let data_file = DataFile {
-        content: DataContentType::Data,
-        file_path: path.to_string(),
-        file_format: FileFormat::Parquet,
-        spec_id: target.spec.spec_id(),
-        partition: tuple,
-        record_count: meta.file_metadata().num_rows(),
-        file_size_in_bytes: i64::try_from(file_size).unwrap_or(i64::MAX),
-        column_sizes: metrics.column_sizes,
-        value_counts: metrics.value_counts,
-        null_value_counts: metrics.null_value_counts,
-        nan_value_counts: metrics.nan_value_counts,
-        lower_bounds,
-        upper_bounds,
-        key_metadata: None,
-        split_offsets: Some(split_offsets(meta)),
-        equality_ids: None,
-        sort_order_id: target.sort_order_id,
-        first_row_id: None,
-        referenced_data_file: None,
-        content_offset: None,
-        content_size_in_bytes: None,
-    };
+    let data_file = file_metrics_of(&footers, schema, &target.modes, None).into_data_file(
+        path.to_string(),
+        file_size,
+        meta,
+        target.spec.spec_id(),
+        tuple,
+        target.sort_order_id,
+    );
     Ok(ImportedFile {
         data_file,
         uses_field_ids: resolved.uses_ids,

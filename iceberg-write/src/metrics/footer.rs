@@ -26,8 +26,8 @@ pub(crate) struct ColumnFooter {
     /// False when some row group had no statistics (or no null count) for the column.
     pub(crate) stats_complete: bool,
     /// False when some row group's min/max cannot bound the column: a NaN min or max
-    /// (writers before PARQUET-1222), or old signed-order statistics of a column Iceberg
-    /// orders unsigned (strings, binary, fixed).
+    /// (writers before PARQUET-1222), none while the chunk holds values, or old
+    /// signed-order statistics of a column Iceberg orders unsigned (strings, binary, fixed).
     pub(crate) bounds_usable: bool,
 }
 
@@ -49,10 +49,6 @@ pub(crate) enum Convert {
     AsIs,
     /// An allowed promotion: int to long, float to double.
     Promote,
-    /// Millisecond timestamps into a microsecond column.
-    MillisToMicros,
-    /// Values whose statistics say nothing usable (INT96 timestamps): counts only.
-    NoBounds,
 }
 
 impl LeafColumn {
@@ -76,29 +72,21 @@ impl LeafColumn {
             .collect()
     }
 
-    /// A decoded statistic as a value of the table column's type `to`.
-    fn convert(&self, d: Datum, to: &PrimitiveType) -> Option<Datum> {
+    /// A decoded statistic as a value of the table column's type.
+    fn convert(&self, d: Datum) -> Option<Datum> {
         match (&self.convert, d) {
             (Convert::AsIs, d) => Some(d),
             (Convert::Promote, Datum::Int(v)) => Some(Datum::Long(i64::from(v))),
             (Convert::Promote, Datum::Float(v)) => Some(Datum::Double(f64::from(v))),
-            (Convert::MillisToMicros, Datum::Long(ms)) => {
-                let us = ms.checked_mul(1000)?;
-                match to {
-                    PrimitiveType::Timestamptz => Some(Datum::Timestamptz(us)),
-                    _ => Some(Datum::Timestamp(us)),
-                }
-            }
             _ => None,
         }
     }
 }
 
 /// Column metrics by field id for the file's `leaves` (one entry per leaf column, in the
-/// file's order; `None` for a leaf no table column reads), decoded for `schema`.
+/// file's order; `None` for a leaf no table column reads).
 pub(crate) fn footer_metrics(
     meta: &ParquetMetaData,
-    schema: &Schema,
     leaves: &[Option<LeafColumn>],
 ) -> BTreeMap<i32, ColumnFooter> {
     let descr = meta.file_metadata().schema_descr();
@@ -131,8 +119,7 @@ pub(crate) fn footer_metrics(
             let unbounded_values = (stats.min_bytes_opt().is_none()
                 || stats.max_bytes_opt().is_none())
                 && nulls.is_none_or(|n| chunk.num_values() > n);
-            if leaf.convert == Convert::NoBounds
-                || unbounded_values
+            if unbounded_values
                 || (stats.is_min_max_deprecated()
                     && stats.min_bytes_opt().is_some()
                     && descr.column(i).sort_order() != SortOrder::SIGNED)
@@ -141,14 +128,11 @@ pub(crate) fn footer_metrics(
                 entry.bounds_usable = false;
                 continue;
             }
-            let Ok(to) = schema.primitive_type(leaf.id) else {
-                continue;
-            };
             let (lo, hi) = decode_min_max(stats, &leaf.stats_type);
-            if let Some(lo) = lo.and_then(|d| leaf.convert(d, to)) {
+            if let Some(lo) = lo.and_then(|d| leaf.convert(d)) {
                 entry.min = merge_min(entry.min.take(), lo);
             }
-            if let Some(hi) = hi.and_then(|d| leaf.convert(d, to)) {
+            if let Some(hi) = hi.and_then(|d| leaf.convert(d)) {
                 entry.max = merge_max(entry.max.take(), hi);
             }
         }

@@ -16,7 +16,7 @@ pub mod truncate;
 use std::collections::{BTreeMap, HashMap};
 
 use iceberg_spec::types::PrimitiveType;
-use iceberg_spec::{Datum, MetricsMode, Schema};
+use iceberg_spec::{DataContentType, DataFile, Datum, FileFormat, MetricsMode, Schema};
 use parquet::file::metadata::ParquetMetaData;
 
 pub(crate) use footer::{ColumnFooter, Convert, LeafColumn, footer_metrics, split_offsets};
@@ -42,6 +42,44 @@ impl FileMetrics {
     }
 }
 
+impl FileMetrics {
+    /// The data file record of a Parquet file at `path` of `size` bytes with these metrics.
+    pub(crate) fn into_data_file(
+        self,
+        path: String,
+        size: u64,
+        meta: &ParquetMetaData,
+        spec_id: i32,
+        partition: Vec<Option<Datum>>,
+        sort_order_id: Option<i32>,
+    ) -> DataFile {
+        let (lower_bounds, upper_bounds) = self.encoded_bounds();
+        DataFile {
+            content: DataContentType::Data,
+            file_path: path,
+            file_format: FileFormat::Parquet,
+            spec_id,
+            partition,
+            record_count: meta.file_metadata().num_rows(),
+            file_size_in_bytes: i64::try_from(size).unwrap_or(i64::MAX),
+            column_sizes: self.column_sizes,
+            value_counts: self.value_counts,
+            null_value_counts: self.null_value_counts,
+            nan_value_counts: self.nan_value_counts,
+            lower_bounds,
+            upper_bounds,
+            key_metadata: None,
+            split_offsets: Some(split_offsets(meta)),
+            equality_ids: None,
+            sort_order_id,
+            first_row_id: None,
+            referenced_data_file: None,
+            content_offset: None,
+            content_size_in_bytes: None,
+        }
+    }
+}
+
 /// The metrics of a file from its footer and, for a file this writer wrote, the arrays
 /// written into it.
 ///
@@ -54,12 +92,7 @@ pub(crate) fn file_metrics(
     arrays: Option<&ArrayMetrics>,
     leaves: &[Option<LeafColumn>],
 ) -> FileMetrics {
-    file_metrics_of(
-        &footer::footer_metrics(meta, schema, leaves),
-        schema,
-        modes,
-        arrays,
-    )
+    file_metrics_of(&footer::footer_metrics(meta, leaves), schema, modes, arrays)
 }
 
 /// [`file_metrics`] from footer sums already computed.

@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use iceberg_io::{FileIo, FileWriter};
-use iceberg_spec::{DataContentType, DataFile, Datum, FileFormat, MetricsMode, Schema};
+use iceberg_spec::{DataFile, Datum, MetricsMode, Schema};
 use iceberg_spec::{PrimitiveType, Type};
 use parquet::arrow::arrow_writer::{ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::file::metadata::{KeyValue, ParquetMetaData};
@@ -21,7 +21,7 @@ use super::dictionary;
 use super::encode::{self, InputQueue};
 
 use crate::error::{Error, Result};
-use crate::metrics::{ArrayMetrics, LeafColumn, file_metrics, split_offsets};
+use crate::metrics::{ArrayMetrics, LeafColumn, file_metrics};
 use crate::options::WriteOptions;
 use crate::to_arrow::{LIST_ELEMENT_NAME, MAP_ENTRIES_NAME, MAP_KEY_NAME, MAP_VALUE_NAME};
 
@@ -523,30 +523,14 @@ impl ParquetFile {
         let size = self.sink.close().await?;
         let leaves = LeafColumn::of_written(&meta, &ctx.schema);
         let metrics = file_metrics(&meta, &ctx.schema, &ctx.modes, Some(&self.arrays), &leaves);
-        let (lower_bounds, upper_bounds) = metrics.encoded_bounds();
-        Ok(DataFile {
-            content: DataContentType::Data,
-            file_path: self.path,
-            file_format: FileFormat::Parquet,
-            spec_id: ctx.spec_id,
-            partition: self.partition,
-            record_count: meta.file_metadata().num_rows(),
-            file_size_in_bytes: i64::try_from(size).unwrap_or(i64::MAX),
-            column_sizes: metrics.column_sizes,
-            value_counts: metrics.value_counts,
-            null_value_counts: metrics.null_value_counts,
-            nan_value_counts: metrics.nan_value_counts,
-            lower_bounds,
-            upper_bounds,
-            key_metadata: None,
-            split_offsets: Some(split_offsets(&meta)),
-            equality_ids: None,
-            sort_order_id: ctx.sort_order_id,
-            first_row_id: None,
-            referenced_data_file: None,
-            content_offset: None,
-            content_size_in_bytes: None,
-        })
+        Ok(metrics.into_data_file(
+            self.path,
+            size,
+            &meta,
+            ctx.spec_id,
+            self.partition,
+            ctx.sort_order_id,
+        ))
     }
 
     /// Discards the file; nothing becomes visible at its path.

@@ -12,7 +12,7 @@ use iceberg_spec::{DataFile, Datum, PartitionSpec, Schema, Transform};
 use iceberg_write::WriteOptions;
 use iceberg_write::arrow_array::{
     Array, ArrayRef, Float32Array, Float64Array, Int8Array, Int32Array, Int64Array, ListArray,
-    RecordBatch, StringArray, StructArray, TimestampMillisecondArray,
+    RecordBatch, StringArray, StructArray, TimestampMicrosecondArray, TimestampMillisecondArray,
 };
 use iceberg_write::arrow_schema::{DataType, Field, Schema as ArrowSchema, TimeUnit};
 use iceberg_write::import::{
@@ -56,7 +56,7 @@ fn table() -> Schema {
 }
 
 /// Parquet as another tool writes it: plain Arrow fields (no field ids), the narrow types
-/// pyarrow keeps (int8 category, float32 amount, millisecond timestamps), three-level lists.
+/// pyarrow keeps (int8 category, float32 amount), three-level lists.
 fn foreign_batch(rows: usize, category: Option<i8>) -> RecordBatch {
     let n = rows as i64;
     let point = StructArray::from(vec![
@@ -81,7 +81,7 @@ fn foreign_batch(rows: usize, category: Option<i8>) -> RecordBatch {
         Field::new("name", DataType::Utf8, true),
         Field::new(
             "ts",
-            DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
             true,
         ),
         Field::new("point", point.data_type().clone(), true),
@@ -97,8 +97,8 @@ fn foreign_batch(rows: usize, category: Option<i8>) -> RecordBatch {
             (0..n).map(|i| Some(format!("a fairly long name number {i:06}"))),
         )),
         Arc::new(
-            TimestampMillisecondArray::from_iter(
-                (0..n).map(|i| Some(1_700_000_000_000 + i * 60_000)),
+            TimestampMicrosecondArray::from_iter(
+                (0..n).map(|i| Some(1_700_000_000_000_000 + i * 60_000_000)),
             )
             .with_timezone("UTC"),
         ),
@@ -310,6 +310,33 @@ fn bad_files_are_refused_naming_file_and_column() {
             .unwrap_err();
         assert!(
             matches!(&err, iceberg_write::Error::IncompatibleColumn { column, .. } if column == "category"),
+            "{err}"
+        );
+
+        // Millisecond timestamps: Java's row-group filters and iceberg-rust misread them.
+        let millis = batch(
+            vec![
+                Field::new("id", DataType::Int64, false),
+                Field::new(
+                    "ts",
+                    DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+                    true,
+                ),
+            ],
+            vec![
+                Arc::new(Int64Array::from(vec![1])) as ArrayRef,
+                Arc::new(
+                    TimestampMillisecondArray::from(vec![1_700_000_000_000]).with_timezone("UTC"),
+                ),
+            ],
+        );
+        put_foreign(&io, "memory://x/millis.parquet", &millis, 10).await;
+        let err = data_file_from_parquet(&io, "memory://x/millis.parquet", &t, &infer)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, iceberg_write::Error::IncompatibleColumn { column, reason, .. }
+                if column == "ts" && reason.contains("microseconds")),
             "{err}"
         );
 
