@@ -69,10 +69,11 @@ async fn add(
     let env = Arc::new(SystemEnvironment);
     let handle = match TableHandle::load(open.catalog.clone(), ident.clone(), env.clone()).await {
         Ok(h) => {
-            if !args.def.given().is_empty() {
+            let given = args.def.given();
+            if !given.is_empty() {
                 return Err(Error::Usage(format!(
                     "table `{ident}` exists, and {} only shape a new table",
-                    args.def.given().join(", ")
+                    given.join(", ")
                 )));
             }
             h

@@ -40,9 +40,7 @@ impl FileMetrics {
         let enc = |m: &BTreeMap<i32, Datum>| m.iter().map(|(k, d)| (*k, d.to_bytes())).collect();
         (enc(&self.lower_bounds), enc(&self.upper_bounds))
     }
-}
 
-impl FileMetrics {
     /// The data file record of a Parquet file at `path` of `size` bytes with these metrics.
     pub(crate) fn into_data_file(
         self,
@@ -104,7 +102,6 @@ pub(crate) fn file_metrics_of(
 ) -> FileMetrics {
     let mut out = FileMetrics::default();
     for (&id, col) in columns {
-        let col = col.clone();
         let mode = modes.get(&id).copied().unwrap_or(MetricsMode::None);
         let (Some(info), Ok(ty)) = (schema.field_info(id), schema.primitive_type(id)) else {
             continue;
@@ -141,7 +138,7 @@ pub(crate) fn file_metrics_of(
         }
         out.value_counts.insert(id, col.values);
         out.null_value_counts.insert(id, col.nulls);
-        let (mut lower, mut upper) = (col.min, col.max);
+        let (mut lower, mut upper) = (col.min.clone(), col.max.clone());
         if let (true, Some(arrays)) = (ty.is_floating(), arrays) {
             let stats = arrays.floats.get(&id).copied().unwrap_or_default();
             out.nan_value_counts.insert(id, stats.nan_count);
