@@ -15,9 +15,9 @@
    Also creates two tables of our own from CSV with `append --create` (object-store and SQLite
    catalogs: each one's create-with-first-snapshot) and appends NDJSON to them, so every
    reader checks the text conversion (zones, decimals by --column, `""` beside null).
-   `added_in_place` (pyarrow's files registered with `add-files`) is not in the run yet: its
-   first run found Java misreading millisecond timestamps (now refused); re-add it to the
-   loop in `run` once the matrix passes with it.
+   And registers Parquet files in place with `add-files`: pyarrow's (no field ids) into a
+   table `--create` makes from them and into a Hive-partitioned one (`added_in_place`), and
+   Spark's (field ids) into a Java table (an `add-files` step in the table's `appends`).
 3. Lists a state per table and append for the readers: as the engine left it, after our fast
    append (`+fast`), after our merge append (`+fast+merge`, and `+fast+merge+merge`), each at
    its own metadata.json. Every state gets the engine's filters plus `c = <uuid>` for each
@@ -146,6 +146,20 @@ def append(cli: Path, catalog: list[str], table: str, data: Path, mode: str) -> 
     if proc.returncode != 0:
         raise RuntimeError(f"iceberg append {table} --{mode}: {proc.stderr.strip()[-1500:]}")
     return table_meta.strip_scheme(json.loads(proc.stdout)["metadata_location"])
+
+
+def add_files(cli: Path, catalog: list[str], table: str, files: Path) -> str:
+    """Our `add-files` of the Parquet files under `files`; returns the new metadata.json."""
+    proc = subprocess.run([str(cli), *catalog, "--json", "add-files", table, str(files)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"iceberg add-files {table} {files}: {proc.stderr.strip()[-1500:]}")
+    return table_meta.strip_scheme(json.loads(proc.stdout)["metadata_location"])
+
+
+def _table_dir(metadata: str, table: str) -> Path:
+    """The folder of `table` beside the table whose metadata.json is `metadata` (Hadoop layout)."""
+    return Path(table_meta.strip_scheme(metadata)).parent.parent.parent / table
 
 
 def snapshots(meta: table_meta.TableMeta, ours: dict[int, list[dict]]) -> list[dict]:
@@ -426,7 +440,8 @@ def added_in_place(out: Path, cli: Path) -> tuple[list[dict], dict, list[str]]:
     """pyarrow's own Parquet files (no field ids) registered with
     `iceberg add-files`, not rewritten: one plain file into a table `--create` made from it,
     and `write_dataset`'s Hive folders (the partition column left out of the files) into a
-    table partitioned by it. Readers find columns by the name mapping the commit set, and
+    table partitioned by it, made by `create` or by `add-files --create --hive-partitioning`
+    from the folders' keys. Readers find columns by the name mapping the commit set, and
     the identity partition's values from the partition tuples."""
     import pyarrow.dataset as ds
 
@@ -454,6 +469,10 @@ def added_in_place(out: Path, cli: Path) -> tuple[list[dict], dict, list[str]]:
         _cli_json(cli, [*catalog, "create", "db.added_hive", "--schema-from", str(plain), "--partition", "category"])
         made["added_hive"] = _cli_json(cli, [*catalog, "add-files", "db.added_hive", str(folder / "hive"),
                                              "--hive-partitioning"])
+        # the table made from the folders alone: `category` (not in the files) an int column
+        # read from the identity partition's values
+        made["added_hive_created"] = _cli_json(cli, [*catalog, "add-files", "db.added_hive_created",
+                                                     str(folder / "hive"), "--hive-partitioning", "--create"])
     except RuntimeError as e:
         print(f"foreign_appends.py: {e}", file=sys.stderr)
         return spec, expected, [str(e)]
@@ -487,10 +506,15 @@ def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list
             flt = {**t["filters"], **_our_uuid_filters(meta, len(modes))}
             states, ours = [(name, meta.path)], {}
             for i, mode in enumerate(modes):
-                data = folder / f"{name}-{i}-{mode}.parquet"
-                rows += write_rows(meta, 1000 * (i + 1), 3, data)
                 try:
-                    path = append(cli, catalog, f"db.{name}", data, mode)
+                    if mode == "add-files":  # the engine's own files of another table, in place
+                        source = t["add_files_from"]
+                        rows += engine_rows[source]["scan"]
+                        path = add_files(cli, catalog, f"db.{name}", _table_dir(t["metadata"], source) / "data")
+                    else:
+                        data = folder / f"{name}-{i}-{mode}.parquet"
+                        rows += write_rows(meta, 1000 * (i + 1), 3, data)
+                        path = append(cli, catalog, f"db.{name}", data, mode)
                 except RuntimeError as e:  # the states so far are still read; main() exits 1
                     failed.append(str(e))
                     print(f"foreign_appends.py: {e}", file=sys.stderr)
@@ -516,7 +540,7 @@ def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list
                     spec.append({"name": state, "metadata": path, "group": group, "filters": evolve_flt})
             expected[name] = expected_state(meta, list(engine_rows[name]["scan"]), flt, {})
             spec += [{"name": n, "metadata": p, "group": group, "filters": flt} for n, p in states]
-    for made in (text_created, evolved, repartitioned):
+    for made in (text_created, evolved, repartitioned, added_in_place):
         more_spec, more_expected, more_failed = made(out, cli)
         spec += more_spec
         expected.update(more_expected)

@@ -30,6 +30,11 @@ that our second merge also folds a manifest our first one wrote). Every table ha
                     spec (bucket(4, id) added, days(ts) dropped) between its inserts: files
                     under three specs and two schemas before our appends
   java_v1_evolved   the same in v1, where Java keeps the dropped days(ts) as a void field
+  java_v2_added     identity(region) + days(ts), with nested columns; after our fast append,
+                    our `add-files` registers in place the data files Spark wrote for a second
+                    table of the same definition, java_v2_added_src (field ids in their
+                    Parquet schema, the same ids as the target's): partitions inferred from
+                    the files' statistics, nothing copied
 """
 
 # uuids by sign class (top bit of byte 0, top bit of byte 8): unsigned bytes and Java 1.10's
@@ -257,7 +262,37 @@ def v1_evolved(spark) -> dict:
     return _evolved(spark, "java_v1_evolved", 1)
 
 
+ADDED_DDL = """(id BIGINT, region STRING, ts TIMESTAMP, amount DECIMAL(10,2), tags ARRAY<STRING>,
+    attrs MAP<STRING, INT>, s STRUCT<a: INT, b: STRING>) USING iceberg PARTITIONED BY (region, days(ts))
+    TBLPROPERTIES ('format-version'='2')"""
+
+
+def v2_added(spark) -> dict:
+    # the files to add: Spark's, for a table made by the same DDL (so the same field ids), one
+    # file per partition (local[1], one task), a null region and a null ts among them
+    sql = spark.sql
+    for name in ("java_v2_added", "java_v2_added_src"):
+        sql(f"DROP TABLE IF EXISTS x.db.{name} PURGE")
+        sql(f"CREATE TABLE x.db.{name} {ADDED_DDL}")
+    sql("""INSERT INTO x.db.java_v2_added VALUES
+        (1, 'eu', TIMESTAMP'2024-03-01 01:00:00', 1.50, array('a'), map('k', 1), named_struct('a', 1, 'b', 'x'))""")
+    sql("""INSERT INTO x.db.java_v2_added_src VALUES
+        (101, 'eu', TIMESTAMP'2024-03-01 08:00:00', 10.25, array('b', NULL), map('k', 2, 'l', NULL), named_struct('a', 2, 'b', NULL)),
+        (102, 'eu', TIMESTAMP'2024-03-01 09:30:00.000001', NULL, NULL, NULL, NULL),
+        (103, 'us', TIMESTAMP'2024-03-02 23:59:59.999999', -3.00, array(), map(), named_struct('a', NULL, 'b', 'y')),
+        (104, NULL, TIMESTAMP'2024-03-02 00:00:00', 0.01, array('c'), map('z', 3), named_struct('a', 4, 'b', 'z')),
+        (105, 'us', NULL, 99999999.99, array('d', 'e'), map('q', 4), named_struct('a', 5, 'b', 'w'))""")
+    sql("INSERT INTO x.db.java_v2_added_src VALUES (106, 'eu', TIMESTAMP'2024-03-01 12:00:00', 7.00, NULL, NULL, NULL)")
+    return {"name": "java_v2_added", "appends": ["fast", "add-files"], "add_files_from": "java_v2_added_src",
+            "filters": {
+                "region_eq_us": {"op": "=", "col": "region", "value": "us"},
+                "region_null": {"op": "is_null", "col": "region"},
+                "ts_lt_mar2": {"op": "<", "col": "ts", "value": "2024-03-02T00:00:00.000000+00:00"},
+                "id_gt_102": {"op": ">", "col": "id", "value": 102}}}
+
+
 TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v1_upgraded),
           ("java_v2_names", v2_names), ("java_v2_names_unicode", v2_names_unicode),
           ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days), ("java_v2_gzip", v2_gzip),
-          ("java_v2_spill", v2_spill), ("java_v2_evolved", v2_evolved), ("java_v1_evolved", v1_evolved))
+          ("java_v2_spill", v2_spill), ("java_v2_evolved", v2_evolved), ("java_v1_evolved", v1_evolved),
+          ("java_v2_added", v2_added))

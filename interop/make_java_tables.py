@@ -141,13 +141,16 @@ def main() -> None:
         t["metadata"] = current_metadata(warehouse / "db" / name)
         tables.append(t)
         fields = table_meta.load(t["metadata"]).fields
-        rows = [r.asDict(recursive=True) for r in spark.table(f"x.db.{name}").collect()]
-        engine[name] = {"scan": sort_rows([canon_row(r, fields) for r in rows])}
+        for read in (name, t.get("add_files_from")):
+            if read:  # the source of added files: its rows as Spark reads them, in the target's terms
+                rows = [r.asDict(recursive=True) for r in spark.table(f"x.db.{read}").collect()]
+                engine[read] = {"scan": sort_rows([canon_row(r, fields) for r in rows])}
         seconds[name] = round(time.monotonic() - t0, 1)
     spark.stop()
     (out / "engine.json").write_text(json.dumps({"reader": "spark (writer)", "tables": engine}, indent=1,
                                                 ensure_ascii=False) + "\n")
-    spec = {"tables": [{k: t[k] for k in ("name", "metadata", "filters", "appends") if k in t} for t in tables]}
+    spec = {"tables": [{k: t[k] for k in ("name", "metadata", "filters", "appends", "add_files_from")
+                        if k in t} for t in tables]}
     (out / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
     print(f"{out / 'spec.json'} ({time.monotonic() - started:.1f} s: Spark up in {spark_up - started:.1f} s, "
           f"then per table {seconds})")

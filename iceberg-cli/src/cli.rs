@@ -460,7 +460,9 @@ pub(crate) struct AddFilesArgs {
     #[arg(required = true, value_name = "FILE")]
     pub(crate) inputs: Vec<String>,
     /// Take each file's partition from Hive-style `name=value` folders of its path
-    /// (checked against its column statistics) instead of the statistics alone.
+    /// (checked against its column statistics) instead of the statistics alone. With
+    /// `--create`, the folders' keys are also the new table's identity partitions (unless
+    /// `--partition` is given), and a key the files leave out becomes a column.
     #[arg(long)]
     pub(crate) hive_partitioning: bool,
     /// Create the table from the files' columns when it does not exist.

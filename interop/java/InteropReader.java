@@ -42,7 +42,19 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StaticTableOperations;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.data.GenericDeleteFilter;
 import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.IdentityPartitionConverters;
+import org.apache.iceberg.data.InternalRecordWrapper;
+import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.expressions.Evaluator;
+import org.apache.iceberg.mapping.NameMapping;
+import org.apache.iceberg.mapping.NameMappingParser;
+import org.apache.iceberg.parquet.Parquet;
+import org.apache.iceberg.util.PartitionUtil;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.Expressions;
@@ -125,9 +137,52 @@ public class InteropReader {
   }
 
   private static List<Object> rows(Table table, Expression filter) throws Exception {
+    String mapping = table.properties().get(TableProperties.DEFAULT_NAME_MAPPING);
+    if (mapping != null) return rowsByNameMapping(table, filter, NameMappingParser.fromJson(mapping));
     List<Object> rows = new ArrayList<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).where(filter).build()) {
       for (Record r : records) rows.add(value(r));
+    }
+    return rows;
+  }
+
+  /**
+   * The rows of a table whose Parquet files may lack field ids, read as Spark's reader reads
+   * them: IcebergGenerics (GenericReader) never applies the table's name mapping and falls back
+   * to ids by column position (apache/iceberg#6122), so this plans the scan with the Java API
+   * and reads each task as GenericReader does plus {@code withNameMapping} (what Spark's
+   * RowDataReader adds): identity-partition constants, the residual as row-group filter and
+   * per row, and the task's deletes.
+   */
+  private static List<Object> rowsByNameMapping(Table table, Expression filter, NameMapping mapping)
+      throws Exception {
+    List<Object> rows = new ArrayList<>();
+    Schema schema = table.schema();
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(filter).planFiles()) {
+      for (FileScanTask task : tasks) {
+        if (task.file().format() != FileFormat.PARQUET) {
+          throw new UnsupportedOperationException("not Parquet: " + task.file().location());
+        }
+        GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, schema, schema);
+        Schema read = deletes.requiredSchema();
+        Map<Integer, ?> constants =
+            PartitionUtil.constantsMap(task, IdentityPartitionConverters::convertConstant);
+        CloseableIterable<Record> records =
+            Parquet.read(table.io().newInputFile(task.file().location()))
+                .project(read)
+                .createReaderFunc(fs -> GenericParquetReaders.buildReader(read, fs, constants))
+                .split(task.start(), task.length())
+                .filter(task.residual())
+                .withNameMapping(mapping)
+                .build();
+        Evaluator residual = new Evaluator(read.asStruct(), task.residual(), true);
+        InternalRecordWrapper wrapper = new InternalRecordWrapper(read.asStruct());
+        try (CloseableIterable<Record> kept = deletes.filter(records)) {
+          for (Record r : kept) {
+            if (residual.eval(wrapper.wrap(r))) rows.add(value(r));
+          }
+        }
+      }
     }
     return rows;
   }

@@ -89,7 +89,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 wh = sys.argv[1]
 cat = SqlCatalog("default", uri=f"sqlite:///{wh}/catalog.db", warehouse=f"file://{wh}")
 out = {}
-for name in ["db.plain", "db.hive"]:
+for name in ["db.plain", "db.hive", "db.hive_created"]:
     t = cat.load_table(name)
     rows = t.scan().to_arrow().sort_by("id").to_pylist()
     three = t.scan(row_filter="category == 3")
@@ -99,6 +99,8 @@ for name in ["db.plain", "db.hive"]:
         "files_for_3": len(list(three.plan_files())),
         "rows_for_3": three.to_arrow().num_rows,
         "mapping": "schema.name-mapping.default" in t.properties,
+        "schema": [[f.name, str(f.field_type)] for f in t.schema().fields],
+        "spec": str(t.spec()),
     }
 print(json.dumps(out))
 "#;
@@ -140,6 +142,16 @@ fn pyiceberg_reads_pyarrow_files_added_in_place() {
         "--hive-partitioning",
     ]);
     assert!(out.contains("added 4 existing file(s), 3000 rows"), "{out}");
+    // The folders alone define the table: `category`, absent from the files, an int column
+    // partitioned by identity.
+    let out = env.ok(&[
+        "add-files",
+        "db.hive_created",
+        hive.to_str().unwrap(),
+        "--hive-partitioning",
+        "--create",
+    ]);
+    assert!(out.contains("added 4 existing file(s), 3000 rows"), "{out}");
     let wh = std::fs::canonicalize(env.warehouse()).unwrap();
     let v = crate::run_python(
         Command::new(python)
@@ -159,6 +171,23 @@ fn pyiceberg_reads_pyarrow_files_added_in_place() {
     assert_eq!(v["db.hive"]["files_for_3"], 1);
     assert_eq!(v["db.hive"]["rows_for_3"], 750);
     assert_eq!(v["db.hive"]["mapping"], true);
+    let created = &v["db.hive_created"];
+    assert_eq!(created["rows"], *plain_rows);
+    assert_eq!(created["files_for_3"], 1);
+    assert_eq!(created["rows_for_3"], 750);
+    assert_eq!(
+        created["schema"],
+        serde_json::json!([
+            ["id", "long"],
+            ["name", "string"],
+            ["ts", "timestamptz"],
+            ["category", "int"]
+        ])
+    );
+    assert!(
+        created["spec"].as_str().unwrap().contains("category"),
+        "{created}"
+    );
     // Unpartitioned, the one file holds every category; its bounds still prune nothing.
     assert_eq!(v["db.plain"]["files"], 1);
     assert_eq!(v["db.plain"]["rows_for_3"], 750);

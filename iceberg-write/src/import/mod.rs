@@ -25,7 +25,7 @@ use iceberg_spec::{DataFile, MetricsMode, PartitionSpec, Schema};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
-pub use partition::{HIVE_NULL, PartitionSource};
+pub use partition::{HIVE_NULL, PartitionSource, hive_folders};
 
 use crate::error::{Error, Result};
 use crate::metrics::{file_metrics_of, footer_metrics};

@@ -77,7 +77,7 @@ pub(super) fn partition_of(
             ),
         });
     }
-    let folders = folders(facts.path);
+    let folders = hive_folders(facts.path);
     let mut out = Vec::with_capacity(spec.fields().len());
     for (i, field) in spec.fields().iter().enumerate() {
         let source_type = schema.primitive_type(field.source_id)?;
@@ -205,8 +205,9 @@ fn from_stats(facts: &FileFacts<'_>, field: &PartitionField, schema: &Schema) ->
     ))
 }
 
-/// The `name=value` folders of a path, unescaped (`%XX`), outermost first.
-fn folders(path: &str) -> Vec<(String, String)> {
+/// The Hive-style `name=value` folders of a file's path, unescaped (`%XX`), outermost
+/// first; [`HIVE_NULL`] stands for a null value.
+pub fn hive_folders(path: &str) -> Vec<(String, String)> {
     let without_file = path.rsplit_once('/').map_or("", |(dir, _)| dir);
     without_file
         .split('/')
@@ -242,7 +243,8 @@ mod tests {
 
     #[test]
     fn folders_are_unescaped_hive_style() {
-        let f = folders("s3://b/t/data/day=2024-01-02/city=New%20York/a+b=c%2Fd/part-0.parquet");
+        let f =
+            hive_folders("s3://b/t/data/day=2024-01-02/city=New%20York/a+b=c%2Fd/part-0.parquet");
         assert_eq!(
             f,
             vec![
@@ -251,6 +253,6 @@ mod tests {
                 ("a+b".into(), "c/d".into()),
             ]
         );
-        assert!(folders("file:///x/k=%zz/f.parquet").is_empty());
+        assert!(hive_folders("file:///x/k=%zz/f.parquet").is_empty());
     }
 }

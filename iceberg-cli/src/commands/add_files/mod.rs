@@ -4,8 +4,11 @@
 //!
 //! Local arguments are files, folders or globs (as `append` takes them); object-store
 //! arguments (`s3://bucket/path/file.parquet`) are files, read through the table's IO.
-//! `--create` makes the table first from the files' columns (and `--partition`); when the
-//! files are then refused, the new table is dropped again.
+//! `--create` makes the table first from the files' columns (and `--partition`; with
+//! `--hive-partitioning`, the folders' keys, see `hive`); when the files are then refused,
+//! the new table is dropped again.
+
+mod hive;
 
 use std::sync::Arc;
 
@@ -13,7 +16,7 @@ use iceberg_append::{AddFilesOutcome, AddPartition, SystemEnvironment, TableHand
 use serde_json::json;
 
 use crate::catalog::{OpenCatalog, parse_table_name};
-use crate::cli::{AddFilesArgs, Cli, InputFormat};
+use crate::cli::{AddFilesArgs, Cli, InputFormat, TableDefArgs};
 use crate::commands::create;
 use crate::error::{Error, Result};
 use crate::input;
@@ -85,7 +88,17 @@ async fn add(
             })?;
             let inputs = input::expand(&local, Some(InputFormat::Parquet), None)?;
             let schema = create::schema_of(first.as_ref(), &inputs, &args.def, &args.read)?;
-            let creation = create::creation(&args.def, schema)?;
+            let creation = if args.hive_partitioning {
+                let (schema, partition) =
+                    hive::with_hive_columns(schema, paths, &args.def.partition)?;
+                let def = TableDefArgs {
+                    partition,
+                    ..args.def.clone()
+                };
+                create::creation(&def, schema)?
+            } else {
+                create::creation(&args.def, schema)?
+            };
             if args.dry_run {
                 return create::report_definition(cli.json, ident, &creation, "would create");
             }
