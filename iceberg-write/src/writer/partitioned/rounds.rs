@@ -58,7 +58,12 @@ fn rows_before_check(file: &ParquetFile, target: u64) -> usize {
 
 /// Writes `rows` from `offset` into `open`, checking its size between slices, until they
 /// run out or the file reaches `target` bytes.
-async fn fill(mut open: OpenFile, rows: RecordBatch, mut offset: usize, target: u64) -> Filled {
+pub(super) async fn fill(
+    mut open: OpenFile,
+    rows: RecordBatch,
+    mut offset: usize,
+    target: u64,
+) -> Filled {
     while offset < rows.num_rows() {
         let len = rows_before_check(&open.file, target).min(rows.num_rows() - offset);
         if let Err(e) = open.file.write(&rows.slice(offset, len)).await {

@@ -35,8 +35,10 @@ use arrow_select::concat::concat_batches;
 use iceberg_spec::Datum;
 use tokio::task::JoinHandle;
 
-use super::{DataFileWriter, Job, slice_bytes};
+use super::rounds::fill;
+use super::{DataFileWriter, Job, OpenFile, slice_bytes};
 use crate::error::{Error, Result};
+use crate::writer::file::ParquetFile;
 
 /// Where a partition's spilled rows are, in arrival order.
 #[derive(Debug)]
@@ -308,34 +310,107 @@ impl DataFileWriter {
         let Some(mut spill) = self.spill.take() else {
             return Ok(());
         };
-        // Each group is read back while the previous one's files still encode (a round left
-        // running); its partitions close once that round is settled.
-        let mut finished: Vec<Vec<u8>> = Vec::new();
+        // Pieces come in key order: a partition larger than a group ends one group and
+        // starts the next, so its file (the only one open between groups) is written first
+        // in each group and, once its last piece is in, closed before the whole partitions
+        // of the group take files; those never have to evict it. A group is read back while
+        // the previous one's files still encode.
         spill.settle().await?;
         loop {
             let group = spill.next_group()?;
             self.settle_round().await?;
-            for key in std::mem::take(&mut finished) {
-                self.close_key(&key).await?;
-            }
             let Some(group) = group else {
                 return Ok(());
             };
-            let mut jobs = VecDeque::with_capacity(group.len());
             for piece in group {
-                if piece.last {
-                    finished.push(piece.key.clone());
+                if piece.last && self.writes_whole(&piece) {
+                    self.write_whole(piece).await?;
+                    continue;
                 }
-                jobs.push_back(Job {
+                let (key, last) = (piece.key.clone(), piece.last);
+                let job = Job {
                     key: piece.key,
                     values: piece.values,
                     rows: piece.rows,
                     offset: 0,
                     last_key: None,
-                });
+                };
+                self.write_jobs(VecDeque::from([job]), true).await?;
+                if last {
+                    self.settle_round().await?;
+                    self.close_key(&key).await?;
+                }
             }
-            self.write_jobs(jobs, true).await?;
         }
+    }
+}
+
+impl DataFileWriter {
+    /// Whether `piece`, the last rows of its partition, is written by [`Self::write_whole`]:
+    /// it is the whole partition (no file of it is open) and at most half the target size
+    /// in memory, so it cannot fill its file (Parquet is not larger than the Arrow arrays).
+    fn writes_whole(&self, piece: &Piece) -> bool {
+        !self.open.contains_key(&piece.key)
+            && slice_bytes(&piece.rows).saturating_mul(2) <= self.options.target_file_size_bytes
+    }
+
+    /// Writes a whole spilled partition into a file of its own in one task, from open to
+    /// close, as a background close ([`DataFileWriter::settle_oldest`] collects it, abort and
+    /// drop discard it). Unlike a round, nothing waits for the other files of the group: up to
+    /// `write.max-open-files` such files encode at once, and the next group is read back
+    /// meanwhile. The file is named here, in piece order, and written in the slices a round
+    /// would hand it, so its bytes are the same.
+    async fn write_whole(&mut self, piece: Piece) -> Result<()> {
+        let cap = self.options.max_open_files.max(1);
+        while self.open.len() + self.closing.len() >= cap {
+            if self.closing.is_empty() {
+                let lru = self
+                    .open
+                    .iter()
+                    .min_by_key(|(_, f)| f.last_used)
+                    .map(|(k, _)| k.clone());
+                match lru {
+                    Some(k) => self.close_key(&k).await?,
+                    None => break,
+                }
+            } else {
+                self.settle_oldest().await?;
+            }
+        }
+        let dir = self.spec.partition_to_path(&self.schema, &piece.values)?;
+        let path = self.namer.next_path(&dir);
+        let file = ParquetFile::create(
+            &self.io,
+            path.clone(),
+            self.arrow.clone(),
+            self.props.clone(),
+            piece.values,
+            self.queue.clone(),
+        )
+        .await?;
+        let open = OpenFile {
+            file,
+            opened: 0,
+            last_used: 0,
+            last_key: None,
+        };
+        let ctx = self.context.clone();
+        let target = self.options.target_file_size_bytes;
+        let task = tokio::spawn(async move {
+            let rows = piece.rows;
+            let (mut open, mut offset, result) = fill(open, rows.clone(), 0, target).await;
+            result?;
+            // Only reached if the encoded rows outgrew twice their Arrow size: one file
+            // slightly past the target rather than a roll whose name would depend on timing.
+            while offset < rows.num_rows() {
+                let (more, written, result) = fill(open, rows.clone(), offset, u64::MAX).await;
+                result?;
+                (open, offset) = (more, written);
+            }
+            open.file.close(&ctx).await
+        });
+        self.closing.push_back((path, task));
+        Ok(())
     }
 }
 
