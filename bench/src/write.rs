@@ -9,7 +9,7 @@
 //! iceberg-rust 0.10.1 (`bench/iceberg-rust`, built outside the workspace). zstd level 3 for
 //! every writer.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -186,8 +186,7 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), BoxError> {
     for rep in 0..args.repeats {
         for (l, layout) in layouts.iter().enumerate() {
             for (w, writer) in writers.iter().enumerate() {
-                let out = root.join(format!("run-{}-{w}", layout.name()));
-                let _ = std::fs::remove_dir_all(&out);
+                let out = root.join(format!("run-{rep}-{}-{w}", layout.name()));
                 std::fs::create_dir_all(&out)?;
                 let r = match writer {
                     Writer::Ours { floor, threads: t } => {
@@ -240,7 +239,7 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), BoxError> {
                     mib(r.bytes),
                     mib(r.peak_above_input())
                 );
-                std::fs::remove_dir_all(&out)?;
+                empty_files(&out)?;
                 results[l][w].push(r);
             }
         }
@@ -283,6 +282,25 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), BoxError> {
         args.repeats
     );
     std::fs::remove_dir_all(&root)?;
+    Ok(())
+}
+
+/// Frees the space of a run's files but keeps the files until the matrix ends (its folder is
+/// removed then): on ext4, files created within a minute or so of a deletion nearby search
+/// past the freed inodes (`recently_deleted`), which made every repetition after the first
+/// of bucket(1000), 1,000 files, up to 30% slower when each run's folder was deleted.
+fn empty_files(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            empty_files(&entry.path())?;
+        } else {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(entry.path())?
+                .set_len(0)?;
+        }
+    }
     Ok(())
 }
 

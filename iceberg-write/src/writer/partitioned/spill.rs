@@ -15,7 +15,9 @@
 //! read back on the calling task while the previous group's files encode. Not on tokio's
 //! blocking pool: there the batches were allocated in other threads' malloc arenas, and peak
 //! memory grew by some 150 MiB more for a 16 MiB budget (glibc; `tests/memory.rs` measures
-//! it).
+//! it). A partition whose rows are all in the group read back (nearly all of them) is
+//! written into its file by one task from open to close, up to `write.max-open-files` at
+//! once, so no file waits for the slowest of a round.
 //!
 //! The alternative, closing the least recently used file and opening a new one when its
 //! partition comes back (what the writer did before), makes a file per partition per visit
