@@ -30,6 +30,9 @@ that our second merge also folds a manifest our first one wrote). Every table ha
                     spec (bucket(4, id) added, days(ts) dropped) between its inserts: files
                     under three specs and two schemas before our appends
   java_v1_evolved   the same in v1, where Java keeps the dropped days(ts) as a void field
+  java_v2_expire    days(ts); copy-on-write DELETE and UPDATE rewrite data files; after our
+                    fast and merge appends, our `expire` keeps the last two snapshots and
+                    deletes what only the expired ones reached
   java_v2_added     identity(region) + days(ts), with nested columns; after our fast append,
                     our `add-files` registers in place the data files Spark wrote for a second
                     table of the same definition, java_v2_added_src (field ids in their
@@ -262,6 +265,27 @@ def v1_evolved(spark) -> dict:
     return _evolved(spark, "java_v1_evolved", 1)
 
 
+def v2_expire(spark) -> dict:
+    # copy-on-write DELETE and UPDATE (Java's default) rewrite data files: once the snapshots
+    # before them expire, the old data files, manifests and lists are reachable from nothing
+    # kept, so our expiry (retain-last 2, after our fast and merge appends) deletes them; the
+    # states whose head it expired leave the run, the others must read as before
+    sql = spark.sql
+    sql("""CREATE TABLE x.db.java_v2_expire (id BIGINT, ts TIMESTAMP, name STRING) USING iceberg
+           PARTITIONED BY (days(ts)) TBLPROPERTIES ('format-version'='2',
+           'commit.manifest.min-count-to-merge'='2')""")
+    sql("""INSERT INTO x.db.java_v2_expire VALUES (1, TIMESTAMP'2024-03-01 01:00:00', 'a'),
+           (2, TIMESTAMP'2024-03-01 02:00:00', 'b'), (3, TIMESTAMP'2024-03-02 00:00:00', NULL)""")
+    sql("""INSERT INTO x.db.java_v2_expire VALUES (4, TIMESTAMP'2024-03-02 05:00:00', 'd'),
+           (5, NULL, 'e')""")
+    sql("DELETE FROM x.db.java_v2_expire WHERE id = 2")
+    sql("UPDATE x.db.java_v2_expire SET name = 'dd' WHERE id = 4")
+    return {"name": "java_v2_expire", "appends": ["fast", "merge", "expire"], "filters": {
+        "ts_lt_mar2": {"op": "<", "col": "ts", "value": "2024-03-02T00:00:00.000000+00:00"},
+        "name_eq_dd": {"op": "=", "col": "name", "value": "dd"},
+        "id_gt_3": {"op": ">", "col": "id", "value": 3}}}
+
+
 ADDED_DDL = """(id BIGINT, region STRING, ts TIMESTAMP, amount DECIMAL(10,2), tags ARRAY<STRING>,
     attrs MAP<STRING, INT>, s STRUCT<a: INT, b: STRING>) USING iceberg PARTITIONED BY (region, days(ts))
     TBLPROPERTIES ('format-version'='2')"""
@@ -295,4 +319,4 @@ TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v
           ("java_v2_names", v2_names), ("java_v2_names_unicode", v2_names_unicode),
           ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days), ("java_v2_gzip", v2_gzip),
           ("java_v2_spill", v2_spill), ("java_v2_evolved", v2_evolved), ("java_v1_evolved", v1_evolved),
-          ("java_v2_added", v2_added))
+          ("java_v2_added", v2_added), ("java_v2_expire", v2_expire))

@@ -4,7 +4,8 @@
 
 Tables (all with two or three appends, nulls on every column):
   pyi_v1_identity   v1, identity(category); long/int/string/double (NaN, -0.0)/float/bool
-  pyi_v2_day        v2, day(ts); timestamp, timestamptz, date, time
+  pyi_v2_day        v2, day(ts); timestamp, timestamptz, date, time; after our fast and
+                    merge appends, our `expire` keeps the last two snapshots
   pyi_v2_bucket     v2, bucket(4, id) + truncate(3, name); decimal, uuid, binary, fixed
   pyi_v2_nested     v2, unpartitioned; struct, list, map; then a row delete
   pyi_v2_double     v2, identity(d double): PyIceberg 0.12 reads such partition values as float32
@@ -89,7 +90,9 @@ def v2_day(cat: SqlCatalog) -> dict:
                 for i in range(4)]
         rows.append({"id": 10 * k + 9, "ts": None, "tstz": None, "day": None, "t": None})
         t.append(pa.Table.from_pylist(rows, schema=arrow))
-    return {"name": "pyi_v2_day", "metadata": t.metadata_location, "filters": {
+    # after our fast and merge appends, our `expire` keeps the last two snapshots
+    return {"name": "pyi_v2_day", "metadata": t.metadata_location, "appends": ["fast", "merge", "expire"],
+            "filters": {
         "ts_ge_feb29": {"op": ">=", "col": "ts", "value": "2024-02-29T00:00:00"},
         "ts_null": {"op": "is_null", "col": "ts"},
         "day_lt_1970": {"op": "<", "col": "day", "value": "1970-01-01"},

@@ -81,6 +81,11 @@ impl TableHandle {
         &self.table.metadata
     }
 
+    /// The clock and id source the handle's commits use.
+    pub fn environment(&self) -> &dyn Environment {
+        self.env.as_ref()
+    }
+
     /// The file IO for the table's files (with any credentials its catalog vended).
     pub fn io(&self) -> &FileIo {
         &self.io

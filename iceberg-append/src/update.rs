@@ -25,6 +25,7 @@ use iceberg_spec::evolution::{
     EvolvedSchema, EvolvedSpec, add_current_schema, add_default_sort_order, add_default_spec,
 };
 use iceberg_spec::properties::is_secret_key;
+use iceberg_spec::retention::{ExpireOptions, apply_expiry, plan_expiry};
 use iceberg_spec::table_metadata::RESERVED_PROPERTIES;
 use iceberg_spec::{SortOrder, TableMetadata, TableProperties};
 
@@ -323,6 +324,15 @@ pub(crate) enum UpdateStep {
     /// A union by name with an input, recomputed on each base (see [`crate::evolve`]): a
     /// concurrent writer's equal change is taken as is.
     Union(SchemaEvolution),
+    /// Snapshot expiry at `now_ms`, planned again on each base (see
+    /// [`crate::maintenance::ExpireSnapshots`]): snapshots a concurrent writer added are
+    /// judged like the others.
+    Expire {
+        /// What the expiry was asked for.
+        options: ExpireOptions,
+        /// The time it judges ages at.
+        now_ms: i64,
+    },
 }
 
 impl UpdateStep {
@@ -334,6 +344,10 @@ impl UpdateStep {
                 let mut meta = base.clone();
                 evolution.apply(table, &mut meta)?;
                 Ok(meta)
+            }
+            Self::Expire { options, now_ms } => {
+                let plan = plan_expiry(base, *now_ms, options)?;
+                Ok(apply_expiry(base, &plan))
             }
         }
     }
@@ -347,6 +361,27 @@ pub(crate) async fn commit_updates(
     steps: &[UpdateStep],
     env: &dyn Environment,
 ) -> Result<UpdateOutcome> {
+    commit_steps(catalog, ident, steps, env)
+        .await
+        .map(|landed| landed.outcome)
+}
+
+/// A landed commit of [`commit_steps`]: the outcome, and the base its metadata was made on
+/// with that metadata.
+#[derive(Debug, Clone)]
+pub(crate) struct Landed {
+    pub(crate) outcome: UpdateOutcome,
+    pub(crate) base: TableMetadata,
+    pub(crate) new: TableMetadata,
+}
+
+/// [`commit_updates`], also returning the base of the attempt that landed and its metadata.
+pub(crate) async fn commit_steps(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    steps: &[UpdateStep],
+    env: &dyn Environment,
+) -> Result<Landed> {
     let table = ident.to_string();
     let mut base = catalog.load_table(ident).await?;
     let retry = TableProperties::parse(&base.metadata.properties)?.commit_retry;
@@ -376,29 +411,37 @@ pub(crate) async fn commit_updates(
                     new.default_sort_order_id,
                 );
                 if let Some(cache) = catalog.metadata_cache() {
-                    cache.insert_metadata(&location, new);
+                    cache.insert_metadata(&location, new.clone());
                 }
-                return Ok(UpdateOutcome {
-                    metadata_location: location,
-                    schema_id,
-                    spec_id,
-                    sort_order_id,
-                    attempts: attempt,
+                return Ok(Landed {
+                    outcome: UpdateOutcome {
+                        metadata_location: location,
+                        schema_id,
+                        spec_id,
+                        sort_order_id,
+                        attempts: attempt,
+                    },
+                    base: base.metadata,
+                    new,
                 });
             }
             Err(e) if e.is_commit_conflict() => e,
             Err(e) => return Err(e),
         };
-        base = catalog.load_table(ident).await?;
+        let attempt_base = std::mem::replace(&mut base, catalog.load_table(ident).await?);
         // A store that retried its conditional create may call our own landed write a
         // conflict: then the table is exactly what this attempt wrote.
         if landed(&base.metadata, &new, base_location.as_deref()) {
-            return Ok(UpdateOutcome {
-                metadata_location: base.metadata_location.clone().unwrap_or_default(),
-                schema_id: new.current_schema_id,
-                spec_id: new.default_spec_id,
-                sort_order_id: new.default_sort_order_id,
-                attempts: attempt,
+            return Ok(Landed {
+                outcome: UpdateOutcome {
+                    metadata_location: base.metadata_location.clone().unwrap_or_default(),
+                    schema_id: new.current_schema_id,
+                    spec_id: new.default_spec_id,
+                    sort_order_id: new.default_sort_order_id,
+                    attempts: attempt,
+                },
+                base: attempt_base.metadata,
+                new,
             });
         }
         same_table(&base, table_uuid).map_err(|reason| Error::Catalog {
@@ -434,4 +477,6 @@ fn landed(current: &TableMetadata, ours: &TableMetadata, base_location: Option<&
         && current.schemas.len() == ours.schemas.len()
         && current.properties == ours.properties
         && current.current_snapshot_id == ours.current_snapshot_id
+        && current.snapshots.len() == ours.snapshots.len()
+        && current.refs == ours.refs
 }

@@ -136,6 +136,9 @@ pub(crate) enum Command {
         #[arg(short = 'n', long = "rows", default_value_t = 20)]
         rows: usize,
     },
+    /// Expire old snapshots in one commit (the table's `history.expire.*` retention, or the
+    /// limits given; branches and tags keep theirs), then delete the files only they reached.
+    Expire(ExpireArgs),
     /// Print the metadata tree of a snapshot (the current one by default).
     Tree {
         /// The table as `namespace.table`.
@@ -448,6 +451,32 @@ pub(crate) struct AppendArgs {
     /// Rows per batch read from the inputs.
     #[arg(long, default_value_t = 8192)]
     pub(crate) batch_size: usize,
+}
+
+/// Arguments of `expire`.
+#[derive(Debug, Args)]
+pub(crate) struct ExpireArgs {
+    /// The table as `namespace.table`.
+    pub(crate) table: String,
+    /// Expire snapshots older than this age (`5d`, `12h`, `30min`, `0s`) or time
+    /// (`2026-01-01T00:00:00Z`) [default: the table's `history.expire.max-snapshot-age-ms`,
+    /// 5 days].
+    #[arg(long, value_name = "AGE|TIME")]
+    pub(crate) older_than: Option<String>,
+    /// Keep at least N snapshots of each branch, its head included, whatever their age
+    /// [default: the table's `history.expire.min-snapshots-to-keep`, 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) retain_last: Option<u32>,
+    /// Also expire this snapshot whatever its age (not one a branch or tag points at);
+    /// repeatable.
+    #[arg(long = "snapshot-id", value_name = "ID")]
+    pub(crate) snapshot_ids: Vec<i64>,
+    /// Print what would be expired and deleted; change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Remove the snapshots from the metadata but delete no file.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub(crate) keep_files: bool,
 }
 
 /// Arguments of `add-files`.

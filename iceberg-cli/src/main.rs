@@ -68,6 +68,7 @@ fn main() -> ExitCode {
             Command::Rename { from, to } => commands::manage::rename(&cli, from, to).await,
             Command::Schema { table } => commands::head::schema(&cli, table).await,
             Command::Head { table, rows } => commands::head::head(&cli, table, *rows).await,
+            Command::Expire(args) => commands::expire::run(&cli, args).await,
             Command::Tree {
                 table,
                 snapshot,

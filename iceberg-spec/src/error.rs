@@ -105,6 +105,14 @@ pub enum Error {
         /// What was expected.
         reason: String,
     },
+    /// An expiry named a snapshot a kept branch or tag points at.
+    #[error("cannot expire snapshot {snapshot_id}: ref `{reference}` points at it")]
+    SnapshotInUse {
+        /// The snapshot.
+        snapshot_id: i64,
+        /// The branch or tag.
+        reference: String,
+    },
     /// A format version outside 1..=3.
     #[error("unsupported format version {version}")]
     UnsupportedFormatVersion {

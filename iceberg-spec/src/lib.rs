@@ -26,6 +26,7 @@ pub mod manifest;
 pub mod name_mapping;
 pub mod partition;
 pub mod properties;
+pub mod retention;
 pub mod schema;
 pub mod snapshot;
 pub mod sort_order;

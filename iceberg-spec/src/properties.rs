@@ -123,6 +123,18 @@ pub const DEFAULT_METADATA_PREVIOUS_VERSIONS_MAX: usize = 100;
 pub const METADATA_DELETE_AFTER_COMMIT_ENABLED: &str = "write.metadata.delete-after-commit.enabled";
 /// Default: keep them.
 pub const DEFAULT_METADATA_DELETE_AFTER_COMMIT_ENABLED: bool = false;
+/// Snapshots older than this are expired by default (ms).
+pub const HISTORY_MAX_SNAPSHOT_AGE_MS: &str = "history.expire.max-snapshot-age-ms";
+/// Default: 5 days, as Java.
+pub const DEFAULT_HISTORY_MAX_SNAPSHOT_AGE_MS: i64 = 5 * 24 * 60 * 60 * 1000;
+/// Snapshots of each branch kept by default whatever their age.
+pub const HISTORY_MIN_SNAPSHOTS_TO_KEEP: &str = "history.expire.min-snapshots-to-keep";
+/// Default: the branch head alone.
+pub const DEFAULT_HISTORY_MIN_SNAPSHOTS_TO_KEEP: usize = 1;
+/// Branches and tags (other than `main`) whose snapshot is older than this are removed (ms).
+pub const HISTORY_MAX_REF_AGE_MS: &str = "history.expire.max-ref-age-ms";
+/// Default: refs never age out.
+pub const DEFAULT_HISTORY_MAX_REF_AGE_MS: i64 = i64::MAX;
 /// Avro codec (Java also uses it for manifests).
 pub const AVRO_COMPRESSION: &str = "write.avro.compression-codec";
 /// Manifest codec, when set it wins over the Avro codec.
@@ -256,6 +268,17 @@ pub struct CommitRetryProperties {
     pub total_timeout_ms: u64,
 }
 
+/// Snapshot retention defaults (`history.expire.*`), which refs may override.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryProperties {
+    /// Age past which a snapshot expires (ms).
+    pub max_snapshot_age_ms: i64,
+    /// Snapshots of each branch kept whatever their age.
+    pub min_snapshots_to_keep: usize,
+    /// Age past which a branch or tag other than `main` is removed (ms).
+    pub max_ref_age_ms: i64,
+}
+
 /// Manifest settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestProperties {
@@ -306,6 +329,8 @@ pub struct TableProperties {
     pub metadata_delete_after_commit: bool,
     /// Per-partition summaries limit.
     pub partition_summary_limit: usize,
+    /// Snapshot retention defaults.
+    pub history: HistoryProperties,
 }
 
 impl Default for TableProperties {
@@ -506,6 +531,23 @@ impl TableProperties {
                 DEFAULT_WRITE_PARTITION_SUMMARY_LIMIT,
                 "a non-negative integer",
             )?,
+            history: HistoryProperties {
+                max_snapshot_age_ms: p.parse(
+                    HISTORY_MAX_SNAPSHOT_AGE_MS,
+                    DEFAULT_HISTORY_MAX_SNAPSHOT_AGE_MS,
+                    "milliseconds",
+                )?,
+                min_snapshots_to_keep: p.parse(
+                    HISTORY_MIN_SNAPSHOTS_TO_KEEP,
+                    DEFAULT_HISTORY_MIN_SNAPSHOTS_TO_KEEP,
+                    "a non-negative integer",
+                )?,
+                max_ref_age_ms: p.parse(
+                    HISTORY_MAX_REF_AGE_MS,
+                    DEFAULT_HISTORY_MAX_REF_AGE_MS,
+                    "milliseconds",
+                )?,
+            },
         })
     }
 }

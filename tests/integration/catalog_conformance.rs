@@ -10,9 +10,9 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{
-    Catalog, Error, InMemoryCatalog, SchemaEvolution, SystemEnvironment, Table, TableCreation,
-    TableHandle, TableIdent, TableUpdate, commit_create_append, commit_evolving_append,
-    commit_table_update, stage_create,
+    Catalog, Error, ExpireSnapshots, InMemoryCatalog, SchemaEvolution, SystemEnvironment, Table,
+    TableCreation, TableHandle, TableIdent, TableUpdate, commit_create_append,
+    commit_evolving_append, commit_table_update, stage_create,
 };
 use iceberg_catalog::{ObjectStoreCatalog, SqlCatalog, SqlCatalogConfig};
 use iceberg_io::FileIo;
@@ -379,6 +379,47 @@ pub(crate) async fn conformance(
     assert!(added_rows >= 3, "{added_rows}");
     assert_eq!(m.next_row_id, Some(9 + added_rows));
     assert_eq!(done.added_records, 3);
+
+    // Snapshot expiry: one commit keeps the head alone; the expired snapshots' manifest
+    // lists are gone from the store, the head's rows and row lineage stay.
+    let expired_lists: Vec<String> = m
+        .snapshots
+        .iter()
+        .filter(|s| Some(s.snapshot_id) != m.current_snapshot_id)
+        .filter_map(|s| s.manifest_list.clone())
+        .collect();
+    assert!(!expired_lists.is_empty());
+    let report = handle
+        .expire_snapshots(&ExpireSnapshots::new().older_than_ms(i64::MAX))
+        .await
+        .unwrap();
+    assert!(report.cleanup_error.is_none(), "{:?}", report.cleanup_error);
+    assert_eq!(report.expired_snapshots.len(), expired_lists.len());
+    let after = catalog.load_table(&v3).await.unwrap();
+    assert_eq!(
+        after.metadata_location.as_deref(),
+        report.metadata_location.as_deref()
+    );
+    assert_eq!(after.metadata.snapshots.len(), 1);
+    assert_eq!(after.metadata.current_snapshot_id, done.snapshot_id);
+    assert_eq!(after.metadata.next_row_id, m.next_row_id);
+    let io = catalog.table_io(&after);
+    for list in &expired_lists {
+        assert!(!io.exists(list).await.unwrap(), "{list} was not deleted");
+    }
+    assert!(
+        io.exists(
+            after
+                .metadata
+                .current_snapshot()
+                .unwrap()
+                .manifest_list
+                .as_deref()
+                .unwrap()
+        )
+        .await
+        .unwrap()
+    );
 
     // Rename and register, or a typed refusal.
     let renamed = TableIdent::new(child.clone(), "events_renamed");

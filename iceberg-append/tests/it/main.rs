@@ -1,10 +1,11 @@
 //! The crate's integration tests, one binary (each binary links the whole dependency tree):
-//! append laws, commit outcomes, evolution laws, golden output, the manifest codec, schema
+//! append laws, commit outcomes, evolution laws, snapshot expiry, golden output, the manifest codec, schema
 //! evolution, shared tables, table updates, transactions and sorted writes.
 
 mod append_laws;
 mod commit_outcomes;
 mod evolution_laws;
+mod expiry;
 mod golden;
 mod manifest_codec;
 mod schema_evolution;

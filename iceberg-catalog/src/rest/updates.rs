@@ -147,6 +147,18 @@ pub enum Update {
         #[serde(rename = "snapshot-ids")]
         snapshot_ids: Vec<i64>,
     },
+    /// Removes the statistics file of a snapshot.
+    RemoveStatistics {
+        /// The snapshot.
+        #[serde(rename = "snapshot-id")]
+        snapshot_id: i64,
+    },
+    /// Removes the partition statistics file of a snapshot.
+    RemovePartitionStatistics {
+        /// The snapshot.
+        #[serde(rename = "snapshot-id")]
+        snapshot_id: i64,
+    },
     /// Moves the table's base location.
     SetLocation {
         /// The new location.
@@ -182,8 +194,9 @@ pub struct UnsupportedChange(String);
 ///
 /// # Errors
 /// [`UnsupportedChange`] for what no update expresses: another table's UUID, a lower format
-/// version, an existing schema, spec or sort order edited in place, or statistics and
-/// encryption keys (which this client never changes).
+/// version, an existing schema, spec or sort order edited in place, a statistics file added,
+/// or encryption keys (which this client never changes; statistics files are only removed,
+/// with their expired snapshots).
 pub fn diff(base: &TableMetadata, new: &TableMetadata) -> Result<TableChange, UnsupportedChange> {
     let unsupported = |what: &str| Err(UnsupportedChange(what.to_string()));
     if base.table_uuid.is_some() && base.table_uuid != new.table_uuid {
@@ -192,11 +205,9 @@ pub fn diff(base: &TableMetadata, new: &TableMetadata) -> Result<TableChange, Un
     if new.format_version < base.format_version {
         return unsupported("the format version went down");
     }
-    if new.statistics != base.statistics
-        || new.partition_statistics != base.partition_statistics
-        || new.encryption_keys != base.encryption_keys
-    {
-        return unsupported("statistics files or encryption keys changed");
+    // Statistics files are only ever removed here (with their expired snapshots).
+    if !statistics_removed_only(base, new) || new.encryption_keys != base.encryption_keys {
+        return unsupported("statistics files were added or encryption keys changed");
     }
     let mut change = TableChange::default();
     if let Some(uuid) = base.table_uuid {
@@ -214,6 +225,23 @@ pub fn diff(base: &TableMetadata, new: &TableMetadata) -> Result<TableChange, Un
     sort_orders(base, new, &mut change)?;
     snapshots(base, new, &mut change)?;
     refs(base, new, &mut change);
+    let kept = |m: &TableMetadata, id: i64| m.statistics.iter().any(|s| s.snapshot_id == id);
+    for s in &base.statistics {
+        if !kept(new, s.snapshot_id) {
+            change.updates.push(Update::RemoveStatistics {
+                snapshot_id: s.snapshot_id,
+            });
+        }
+    }
+    let kept =
+        |m: &TableMetadata, id: i64| m.partition_statistics.iter().any(|s| s.snapshot_id == id);
+    for s in &base.partition_statistics {
+        if !kept(new, s.snapshot_id) {
+            change.updates.push(Update::RemovePartitionStatistics {
+                snapshot_id: s.snapshot_id,
+            });
+        }
+    }
     if new.location != base.location {
         change.updates.push(Update::SetLocation {
             location: new.location.clone(),
@@ -536,6 +564,31 @@ fn refs(base: &TableMetadata, new: &TableMetadata, change: &mut TableChange) {
             });
         }
     }
+}
+
+/// True when `new` has no statistics or partition statistics file `base` lacks (only
+/// removals, which updates say).
+fn statistics_removed_only(base: &TableMetadata, new: &TableMetadata) -> bool {
+    let pairs = |files: &mut dyn Iterator<Item = (i64, &String)>| -> BTreeSet<(i64, String)> {
+        files.map(|(id, path)| (id, path.clone())).collect()
+    };
+    let stats = |m: &TableMetadata| {
+        pairs(
+            &mut m
+                .statistics
+                .iter()
+                .map(|s| (s.snapshot_id, &s.statistics_path)),
+        )
+    };
+    let partition = |m: &TableMetadata| {
+        pairs(
+            &mut m
+                .partition_statistics
+                .iter()
+                .map(|s| (s.snapshot_id, &s.statistics_path)),
+        )
+    };
+    stats(new).is_subset(&stats(base)) && partition(new).is_subset(&partition(base))
 }
 
 fn properties(base: &TableMetadata, new: &TableMetadata, change: &mut TableChange) {

@@ -219,6 +219,45 @@ fn expired_snapshots_and_dropped_refs_are_removed() {
 }
 
 #[test]
+fn an_expired_snapshots_statistics_files_are_removed_and_none_is_added() {
+    use iceberg_spec::table_metadata::{PartitionStatisticsFile, StatisticsFile};
+    let base = base(FormatVersion::V2);
+    let one = appended(&base, snapshot(11, None, 1));
+    let mut two = appended(&one, snapshot(12, Some(11), 2));
+    for id in [11, 12] {
+        two.statistics.push(StatisticsFile {
+            snapshot_id: id,
+            statistics_path: format!("s3://b/db/t/metadata/{id}.stats"),
+            file_size_in_bytes: 10,
+            file_footer_size_in_bytes: 4,
+            key_metadata: None,
+            blob_metadata: Vec::new(),
+        });
+    }
+    two.partition_statistics.push(PartitionStatisticsFile {
+        snapshot_id: 11,
+        statistics_path: "s3://b/db/t/metadata/11.pstats".into(),
+        file_size_in_bytes: 10,
+    });
+    let mut expired = two.clone();
+    expired.snapshots.retain(|s| s.snapshot_id != 11);
+    expired.statistics.retain(|s| s.snapshot_id != 11);
+    expired.partition_statistics.clear();
+    let change = diff(&two, &expired).unwrap();
+    assert_eq!(
+        serde_json::to_value(&change.updates).unwrap(),
+        json!([
+            {"action": "remove-snapshots", "snapshot-ids": [11]},
+            {"action": "remove-statistics", "snapshot-id": 11},
+            {"action": "remove-partition-statistics", "snapshot-id": 11},
+        ])
+    );
+    // Adding one is not something a REST update here says.
+    let e = diff(&expired, &two).unwrap_err().to_string();
+    assert!(e.contains("statistics files were added"), "{e}");
+}
+
+#[test]
 fn what_no_update_expresses_is_refused() {
     let base = base(FormatVersion::V2);
     let mut other = base.clone();

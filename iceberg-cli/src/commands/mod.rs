@@ -5,6 +5,7 @@ pub(crate) mod alter;
 pub(crate) mod append;
 pub(crate) mod create;
 pub(crate) mod evolve;
+pub(crate) mod expire;
 pub(crate) mod head;
 pub(crate) mod inspect;
 pub(crate) mod log;

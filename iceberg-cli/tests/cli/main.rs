@@ -8,6 +8,7 @@ mod append;
 mod config;
 mod create;
 mod evolve;
+mod expire;
 mod external;
 mod faithful;
 mod fixtures;

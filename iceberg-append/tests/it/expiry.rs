@@ -1,0 +1,398 @@
+//! Snapshot expiry (`ExpireSnapshots`): over random histories of fast and merge appends,
+//! branches, tags and rollbacks, an expiry deletes exactly the files only the expired
+//! snapshots reached (checked against reachability computed here from the manifests, and
+//! against the store), and everything the kept snapshots reach still exists; a dry run and a
+//! metadata-only expiry delete nothing; a racing append is kept.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use iceberg_append::manifest::decode_manifest;
+use iceberg_append::{
+    AppendMode, Catalog, DeterministicEnvironment, ExpireSnapshots, InMemoryCatalog, TableIdent,
+    commit_append_with_mode, read_manifest_list,
+};
+use iceberg_io::FileIo;
+use iceberg_spec::snapshot::{MAIN_BRANCH, SnapshotLogEntry, SnapshotRetention};
+use iceberg_spec::{
+    DataFile, FormatVersion, ManifestStatus, NestedField, PrimitiveType, Schema, SnapshotRef,
+    TableMetadata,
+};
+use proptest::prelude::*;
+
+use crate::support::{Race, Racing, fast_retry_creation};
+
+const STEP_MS: i64 = 1_000;
+
+struct Fixture {
+    io: FileIo,
+    env: Arc<DeterministicEnvironment>,
+    catalog: InMemoryCatalog,
+    ident: TableIdent,
+    files: usize,
+}
+
+impl Fixture {
+    async fn new(version: FormatVersion) -> Self {
+        let io = FileIo::memory();
+        let env = Arc::new(DeterministicEnvironment::new(1_000_000, STEP_MS, 7));
+        let catalog = InMemoryCatalog::new(io.clone(), env.clone());
+        let ident = TableIdent::parse("db.t").unwrap();
+        let schema =
+            Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+        let mut creation = fast_retry_creation("memory://wh/db/t", schema);
+        creation.format_version = version;
+        creation
+            .properties
+            .insert("commit.manifest.min-count-to-merge".into(), "2".into());
+        catalog.create_table(&ident, creation).await.unwrap();
+        Self {
+            io,
+            env,
+            catalog,
+            ident,
+            files: 0,
+        }
+    }
+
+    async fn meta(&self) -> (Option<String>, TableMetadata) {
+        let t = self.catalog.load_table(&self.ident).await.unwrap();
+        (t.metadata_location, t.metadata)
+    }
+
+    /// Appends `n` data files that exist in the store.
+    async fn append(&mut self, n: usize, mode: AppendMode) {
+        let mut files = Vec::new();
+        for _ in 0..n {
+            self.files += 1;
+            let path = format!("memory://wh/db/t/data/f{}.parquet", self.files);
+            self.io
+                .put(&path, Bytes::from_static(b"PAR1"))
+                .await
+                .unwrap();
+            files.push(DataFile {
+                file_path: path,
+                record_count: 1,
+                file_size_in_bytes: 4,
+                ..Default::default()
+            });
+        }
+        commit_append_with_mode(
+            &self.catalog,
+            &self.ident,
+            files,
+            BTreeMap::new(),
+            Some(mode),
+            self.env.as_ref(),
+        )
+        .await
+        .unwrap();
+    }
+
+    /// Commits `edit` of the current metadata as is (refs moved by hand).
+    async fn edit(&self, edit: impl FnOnce(&mut TableMetadata)) {
+        let (location, mut meta) = self.meta().await;
+        edit(&mut meta);
+        self.catalog
+            .commit(&self.ident, location.as_deref().unwrap(), &meta)
+            .await
+            .unwrap();
+    }
+}
+
+/// Every file the snapshots of `meta` reach: manifest lists, manifests, live data files.
+async fn reachable(io: &FileIo, meta: &TableMetadata) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for s in &meta.snapshots {
+        let list = s.manifest_list.clone().unwrap();
+        for m in read_manifest_list(io, Some(&list)).await.unwrap() {
+            let bytes = io.read(&m.manifest_path).await.unwrap();
+            for e in decode_manifest(&m.manifest_path, &bytes).unwrap().entries {
+                if e.status != ManifestStatus::Deleted {
+                    out.insert(e.data_file.file_path);
+                }
+            }
+            out.insert(m.manifest_path);
+        }
+        out.insert(list);
+    }
+    out
+}
+
+async fn existing(io: &FileIo, paths: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for p in paths {
+        if io.exists(p).await.unwrap() {
+            out.insert(p.clone());
+        }
+    }
+    out
+}
+
+/// One step of a random history.
+#[derive(Debug, Clone)]
+enum Op {
+    Append(usize, bool),
+    /// A tag on the n-th snapshot (modulo), aging out after `Some(ms)`.
+    Tag(usize, Option<i64>),
+    /// A branch on the n-th snapshot, keeping `Some(k)` snapshots.
+    Branch(usize, Option<i32>),
+    /// `main` rolled back to its n-th ancestor.
+    Rollback(usize),
+    /// Snapshots older than the n-th snapshot's time expire, keeping `retain` per branch.
+    Expire(usize, usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (1usize..4, any::<bool>()).prop_map(|(n, merge)| Op::Append(n, merge)),
+        1 => (0usize..20, proptest::option::of(1i64..20)).prop_map(|(i, age)| Op::Tag(i, age.map(|a| a * STEP_MS))),
+        1 => (0usize..20, proptest::option::of(1i32..3)).prop_map(|(i, k)| Op::Branch(i, k)),
+        1 => (1usize..4).prop_map(Op::Rollback),
+        2 => (0usize..20, 1usize..3).prop_map(|(i, k)| Op::Expire(i, k)),
+    ]
+}
+
+async fn run(version: FormatVersion, ops: Vec<Op>) {
+    let mut t = Fixture::new(version).await;
+    t.append(1, AppendMode::Fast).await;
+    for (k, op) in ops.into_iter().enumerate() {
+        let (_, meta) = t.meta().await;
+        let by_time: Vec<(i64, i64)> = {
+            let mut v: Vec<(i64, i64)> = meta
+                .snapshots
+                .iter()
+                .map(|s| (s.timestamp_ms, s.snapshot_id))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        let nth = |i: usize| by_time[i % by_time.len()];
+        match op {
+            Op::Append(n, merge) => {
+                let mode = if merge {
+                    AppendMode::Merge
+                } else {
+                    AppendMode::Fast
+                };
+                t.append(n, mode).await;
+            }
+            Op::Tag(i, max_ref_age_ms) => {
+                let (_, id) = nth(i);
+                t.edit(|m| {
+                    m.refs.insert(
+                        format!("tag{k}"),
+                        SnapshotRef {
+                            snapshot_id: id,
+                            retention: SnapshotRetention::Tag { max_ref_age_ms },
+                        },
+                    );
+                })
+                .await;
+            }
+            Op::Branch(i, min_snapshots_to_keep) => {
+                let (_, id) = nth(i);
+                t.edit(|m| {
+                    m.refs.insert(
+                        format!("branch{k}"),
+                        SnapshotRef {
+                            snapshot_id: id,
+                            retention: SnapshotRetention::Branch {
+                                min_snapshots_to_keep,
+                                max_snapshot_age_ms: None,
+                                max_ref_age_ms: None,
+                            },
+                        },
+                    );
+                })
+                .await;
+            }
+            Op::Rollback(back) => {
+                let mut id = meta.current_snapshot_id.unwrap();
+                for _ in 0..back {
+                    match meta.snapshot_by_id(id).and_then(|s| s.parent_snapshot_id) {
+                        Some(p) if meta.snapshot_by_id(p).is_some() => id = p,
+                        _ => break,
+                    }
+                }
+                let now = iceberg_append::Environment::now_ms(t.env.as_ref());
+                t.edit(|m| {
+                    m.current_snapshot_id = Some(id);
+                    m.refs.insert(MAIN_BRANCH.into(), SnapshotRef::branch(id));
+                    m.snapshot_log.push(SnapshotLogEntry {
+                        timestamp_ms: now,
+                        snapshot_id: id,
+                    });
+                })
+                .await;
+            }
+            Op::Expire(i, retain) => {
+                let (time, _) = nth(i);
+                let before = reachable(&t.io, &meta).await;
+                let expiry = ExpireSnapshots::new()
+                    .older_than_ms(time)
+                    .retain_last(retain);
+                let report = expiry
+                    .commit(&t.catalog, &t.ident, t.env.as_ref())
+                    .await
+                    .unwrap();
+                assert!(report.cleanup_error.is_none(), "{:?}", report.cleanup_error);
+                let (_, after) = t.meta().await;
+                let kept = reachable(&t.io, &after).await;
+                // Everything a kept snapshot reaches exists.
+                assert_eq!(
+                    existing(&t.io, &kept).await,
+                    kept,
+                    "a kept file was deleted"
+                );
+                // Everything only the expired snapshots reached is gone, and reported.
+                let only_expired: BTreeSet<String> = before.difference(&kept).cloned().collect();
+                assert!(
+                    existing(&t.io, &only_expired).await.is_empty(),
+                    "not deleted"
+                );
+                let reported: BTreeSet<String> = report.files.paths.iter().cloned().collect();
+                assert_eq!(reported, only_expired);
+                assert_eq!(
+                    report.files.data_files.files
+                        + report.files.manifests.files
+                        + report.files.manifest_lists.files,
+                    only_expired.len()
+                );
+                assert_eq!(after.snapshots.len(), report.kept_snapshots);
+                assert!(report.files_deleted || only_expired.is_empty());
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn expiry_deletes_exactly_what_only_expired_snapshots_reach_v2(
+        ops in proptest::collection::vec(op(), 1..16)
+    ) {
+        tokio::runtime::Runtime::new().unwrap().block_on(run(FormatVersion::V2, ops));
+    }
+
+    #[test]
+    fn expiry_deletes_exactly_what_only_expired_snapshots_reach_v1(
+        ops in proptest::collection::vec(op(), 1..16)
+    ) {
+        tokio::runtime::Runtime::new().unwrap().block_on(run(FormatVersion::V1, ops));
+    }
+}
+
+#[tokio::test]
+async fn a_dry_run_and_a_metadata_only_expiry_delete_nothing() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    for _ in 0..4 {
+        t.append(1, AppendMode::Merge).await;
+    }
+    let (_, meta) = t.meta().await;
+    let before = reachable(&t.io, &meta).await;
+    let expiry = ExpireSnapshots::new().older_than_ms(i64::MAX);
+    let planned = expiry.plan(&t.io, &meta, i64::MAX).await.unwrap();
+    assert_eq!(planned.expired_snapshots.len(), 3);
+    assert!(planned.metadata_location.is_none() && !planned.files_deleted);
+    // The merge folded the first manifests into new ones: their files are unreachable now.
+    assert!(planned.files.manifests.files > 0);
+    assert_eq!(planned.files.manifest_lists.files, 3);
+    assert_eq!(
+        planned.files.data_files.files, 0,
+        "every data file is still live"
+    );
+    assert_eq!(existing(&t.io, &before).await, before);
+    let report = expiry
+        .clone()
+        .keep_files()
+        .commit(&t.catalog, &t.ident, t.env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(report.expired_snapshots, planned.expired_snapshots);
+    assert!(!report.files_deleted);
+    assert_eq!(
+        existing(&t.io, &before).await,
+        before,
+        "keep_files deleted a file"
+    );
+    let (_, after) = t.meta().await;
+    assert_eq!(after.snapshots.len(), 1);
+    // Nothing left to expire: no commit.
+    let again = expiry
+        .commit(&t.catalog, &t.ident, t.env.as_ref())
+        .await
+        .unwrap();
+    assert!(again.metadata_location.is_none() && again.expired_snapshots.is_empty());
+}
+
+#[tokio::test]
+async fn an_append_racing_the_expiry_is_kept_and_its_files_survive() {
+    let t = Fixture::new(FormatVersion::V2).await;
+    let racing = Racing {
+        inner: t.catalog.clone(),
+        env: t.env.clone(),
+        race: Mutex::new(None),
+    };
+    let mut t = t;
+    for _ in 0..3 {
+        t.append(1, AppendMode::Fast).await;
+    }
+    t.io.put(
+        "memory://wh/db/t/data/theirs.parquet",
+        Bytes::from_static(b"PAR1"),
+    )
+    .await
+    .unwrap();
+    *racing.race.lock().unwrap() = Some(Race::Append(Box::new(DataFile {
+        file_path: "memory://wh/db/t/data/theirs.parquet".into(),
+        record_count: 1,
+        file_size_in_bytes: 4,
+        ..Default::default()
+    })));
+    let report = ExpireSnapshots::new()
+        .older_than_ms(i64::MAX)
+        .commit(&racing, &t.ident, t.env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(report.attempts, 2);
+    let (_, after) = t.meta().await;
+    // The racing append is the head, so only it is kept; every data file is live in it.
+    assert_eq!(after.snapshots.len(), 1);
+    let kept = reachable(&t.io, &after).await;
+    assert!(kept.contains("memory://wh/db/t/data/theirs.parquet"));
+    assert_eq!(existing(&t.io, &kept).await, kept);
+    assert_eq!(report.expired_snapshots.len(), 3);
+    assert_eq!(report.files.data_files.files, 0);
+}
+
+#[tokio::test]
+async fn a_lost_answer_still_cleans_up_after_the_expiry_that_landed() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    for _ in 0..3 {
+        t.append(1, AppendMode::Merge).await;
+    }
+    let racing = Racing {
+        inner: t.catalog.clone(),
+        env: t.env.clone(),
+        race: Mutex::new(Some(Race::LandedThenConflict)),
+    };
+    let (_, meta) = t.meta().await;
+    let before = reachable(&t.io, &meta).await;
+    let report = ExpireSnapshots::new()
+        .older_than_ms(i64::MAX)
+        .commit(&racing, &t.ident, t.env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(report.expired_snapshots.len(), 2);
+    let (_, after) = t.meta().await;
+    let kept = reachable(&t.io, &after).await;
+    let gone: BTreeSet<String> = before.difference(&kept).cloned().collect();
+    assert!(!gone.is_empty());
+    assert!(existing(&t.io, &gone).await.is_empty());
+    assert_eq!(existing(&t.io, &kept).await, kept);
+}
