@@ -195,7 +195,8 @@ impl FaultInjectingStore {
     }
 
     /// Fails the `n`th operation from now on (1-based, every kind counted) at `point`. Puts,
-    /// multipart completions, gets, heads and ranged gets can fail; lists and deletes pass.
+    /// multipart completions, gets, heads, ranged gets and deletes of a delete stream can
+    /// fail; lists pass.
     pub fn fail_at(&self, n: u64, point: FailPoint) {
         let seen = self.shared.seen.load(Ordering::SeqCst);
         self.faults().fail = Some((seen + n, point));
@@ -461,6 +462,9 @@ impl ObjectStore for FaultInjectingStore {
                         let n = shared.record(OpKind::Delete, path);
                         lock(&queue).push_back(n);
                         shared.delay().await;
+                        // A delete failed before the store is not sent: the store passes
+                        // the error back in its place.
+                        shared.fail_before(n, path)?;
                     }
                     location
                 }
@@ -469,10 +473,15 @@ impl ObjectStore for FaultInjectingStore {
         let shared = Arc::clone(&self.shared);
         self.inner
             .delete_stream(recorded)
-            .inspect(move |_| {
-                if let Some(n) = lock(&sent).pop_front() {
+            .map(move |result| match lock(&sent).pop_front() {
+                Some(n) => {
                     shared.crash_if(n, CrashPoint::After);
+                    match result {
+                        Ok(path) => shared.fail_after(n, &path.clone(), false, Ok(path)),
+                        Err(e) => Err(e),
+                    }
                 }
+                None => result,
             })
             .boxed()
     }

@@ -396,3 +396,95 @@ async fn a_lost_answer_still_cleans_up_after_the_expiry_that_landed() {
     assert!(existing(&t.io, &gone).await.is_empty());
     assert_eq!(existing(&t.io, &kept).await, kept);
 }
+
+/// A table of four merge appends (so an expiry has lists, manifests and data files to
+/// delete) on a fault-injecting in-memory store.
+async fn faulty_table() -> (Fixture, iceberg_io::testing::FaultInjectingStore) {
+    let store = iceberg_io::testing::FaultInjectingStore::new(Arc::new(
+        iceberg_io::object_store::memory::InMemory::new(),
+    ));
+    let io = FileIo::with_store("memory://wh", Arc::new(store.clone()));
+    let env = Arc::new(DeterministicEnvironment::new(1_000_000, STEP_MS, 7));
+    let catalog = InMemoryCatalog::new(io.clone(), env.clone());
+    let ident = TableIdent::parse("db.t").unwrap();
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    let mut creation = fast_retry_creation("memory://wh/db/t", schema);
+    creation
+        .properties
+        .insert("commit.manifest.min-count-to-merge".into(), "2".into());
+    catalog.create_table(&ident, creation).await.unwrap();
+    let mut t = Fixture {
+        io,
+        env,
+        catalog,
+        ident,
+        files: 0,
+    };
+    for _ in 0..4 {
+        t.append(2, AppendMode::Merge).await;
+    }
+    (t, store)
+}
+
+/// Every store operation of an expiry fails in turn (before the store saw it, or after it
+/// did): the table always loads, nothing a kept snapshot reaches is missing, and an expiry
+/// that reported success kept exactly the snapshots it said; a failure before the commit
+/// landed leaves every snapshot, one after it only orphans.
+#[tokio::test]
+async fn an_expiry_failing_at_any_store_operation_leaves_no_dangling_reference() {
+    let expiry = ExpireSnapshots::new().older_than_ms(i64::MAX);
+    let (t, store) = faulty_table().await;
+    let armed = store.op_count();
+    let clean = expiry
+        .commit(&t.catalog, &t.ident, t.env.as_ref())
+        .await
+        .unwrap();
+    let ops = store.op_count() - armed;
+    assert!(clean.files.manifests.files > 0 && ops > 5, "{ops} ops");
+    let mut outcomes = BTreeMap::new();
+    for n in 0..ops {
+        for point in [
+            iceberg_io::testing::FailPoint::Before,
+            iceberg_io::testing::FailPoint::After,
+        ] {
+            let (t, store) = faulty_table().await;
+            let (_, before) = t.meta().await;
+            let before_files = reachable(&t.io, &before).await;
+            store.fail_at(n + 1, point);
+            let result = expiry.commit(&t.catalog, &t.ident, t.env.as_ref()).await;
+            store.clear_faults();
+            let (_, after) = t.meta().await;
+            let kept = reachable(&t.io, &after).await;
+            assert_eq!(
+                existing(&t.io, &kept).await,
+                kept,
+                "op {n} {point:?}: a file the table reaches is gone"
+            );
+            let kind = match &result {
+                Ok(r) if r.cleanup_error.is_some() => "committed, cleanup failed",
+                Ok(_) => "done",
+                Err(_) => "failed",
+            };
+            match result {
+                Ok(report) => {
+                    assert_eq!(after.snapshots.len(), report.kept_snapshots);
+                    assert_eq!(after.snapshots.len(), 1, "op {n} {point:?}");
+                }
+                Err(e) => {
+                    // Before the swap nothing changed; an unknown swap may have landed,
+                    // but then nothing was deleted.
+                    if after.snapshots.len() != before.snapshots.len() {
+                        assert!(
+                            matches!(e, iceberg_append::Error::CommitStateUnknown { .. }),
+                            "op {n} {point:?}: {e}"
+                        );
+                        assert_eq!(existing(&t.io, &before_files).await, before_files);
+                    }
+                }
+            }
+            *outcomes.entry(kind).or_insert(0) += 1;
+        }
+    }
+    // The sweep reached every phase: reads before the commit, the swap, the deletes.
+    assert!(outcomes.len() >= 2, "{outcomes:?}");
+}
