@@ -18,6 +18,8 @@
    And registers Parquet files in place with `add-files`: pyarrow's (no field ids) into a
    table `--create` makes from them and into a Hive-partitioned one (`added_in_place`), and
    Spark's (field ids) into a Java table (an `add-files` step in the table's `appends`).
+   After all of ours, `iceberg orphans` must find nothing under any engine's table that the
+   table does not refer to (Hadoop's `.crc` checksum files go with their file).
 3. Lists a state per table and append for the readers: as the engine left it, after our fast
    append (`+fast`), after our merge append (`+fast+merge`, and `+fast+merge+merge`), each at
    its own metadata.json. Every state gets the engine's filters plus `c = <uuid>` for each
@@ -158,6 +160,15 @@ def expire(cli: Path, catalog: list[str], table: str) -> str:
     if not report["expired_snapshots"] or report["cleanup_error"]:
         raise RuntimeError(f"iceberg expire {table}: expired nothing, or failed to clean up: {report}")
     return table_meta.strip_scheme(report["metadata_location"])
+
+
+def orphan_files(cli: Path, catalog: list[str], table: str) -> list[str]:
+    """The files under `table` that nothing of it refers to, however new (our `orphans`)."""
+    proc = subprocess.run([str(cli), *catalog, "--json", "orphans", table, "--older-than", "2999-01-01"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"iceberg orphans {table}: {proc.stderr.strip()[-1500:]}")
+    return [o["path"] for o in json.loads(proc.stdout)["orphans"]]
 
 
 def add_files(cli: Path, catalog: list[str], table: str, files: Path) -> str:
@@ -560,6 +571,12 @@ def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list
                     state = f"{name}+{'+'.join(modes)}+evolve"
                     expected[state] = expected_state(after, rows, evolve_flt, ours)
                     spec.append({"name": state, "metadata": path, "group": group, "filters": evolve_flt})
+            try:  # after all of ours: nothing under the table that it does not refer to
+                orphans = orphan_files(cli, catalog, f"db.{name}")
+            except RuntimeError as e:
+                orphans = [str(e)]
+            if orphans:
+                failed.append(f"iceberg orphans db.{name}: {orphans[:5]}")
             if states and states[0][0] == name:  # the engine's own state, unless our expiry took its head
                 expected[name] = expected_state(meta, list(engine_rows[name]["scan"]), flt, {})
             spec += [{"name": n, "metadata": p, "group": group, "filters": flt} for n, p in states]

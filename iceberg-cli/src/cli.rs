@@ -139,6 +139,9 @@ pub(crate) enum Command {
     /// Expire old snapshots in one commit (the table's `history.expire.*` retention, or the
     /// limits given; branches and tags keep theirs), then delete the files only they reached.
     Expire(ExpireArgs),
+    /// List the files under a table's location that nothing of the table refers to (older
+    /// than 3 days by default, so writes in flight are spared); `--delete` deletes them.
+    Orphans(OrphansArgs),
     /// Print the metadata tree of a snapshot (the current one by default).
     Tree {
         /// The table as `namespace.table`.
@@ -477,6 +480,23 @@ pub(crate) struct ExpireArgs {
     /// Remove the snapshots from the metadata but delete no file.
     #[arg(long, conflicts_with = "dry_run")]
     pub(crate) keep_files: bool,
+}
+
+/// Arguments of `orphans`.
+#[derive(Debug, Args)]
+pub(crate) struct OrphansArgs {
+    /// The table as `namespace.table`.
+    pub(crate) table: String,
+    /// Only files last written longer ago than this age (`3d`, `12h`) or before this time
+    /// (`2026-01-01T00:00:00Z`) [default: 3 days].
+    #[arg(long, value_name = "AGE|TIME")]
+    pub(crate) older_than: Option<String>,
+    /// Search under this location instead of the table's.
+    #[arg(long, value_name = "URI")]
+    pub(crate) location: Option<String>,
+    /// Delete the orphans found (without it, only list them).
+    #[arg(long)]
+    pub(crate) delete: bool,
 }
 
 /// Arguments of `add-files`.

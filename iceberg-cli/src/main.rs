@@ -69,6 +69,7 @@ fn main() -> ExitCode {
             Command::Schema { table } => commands::head::schema(&cli, table).await,
             Command::Head { table, rows } => commands::head::head(&cli, table, *rows).await,
             Command::Expire(args) => commands::expire::run(&cli, args).await,
+            Command::Orphans(args) => commands::orphans::run(&cli, args).await,
             Command::Tree {
                 table,
                 snapshot,

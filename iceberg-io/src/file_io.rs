@@ -347,20 +347,37 @@ impl FileIo {
     /// # Errors
     /// Store errors as [`Error::Store`].
     pub async fn list(&self, prefix: &str) -> Result<Vec<String>> {
+        Ok(self
+            .list_objects(prefix)
+            .await?
+            .into_iter()
+            .map(|o| o.path)
+            .collect())
+    }
+
+    /// As [`FileIo::list`], with each object's size and last-modified time.
+    ///
+    /// # Errors
+    /// Store errors as [`Error::Store`].
+    pub async fn list_objects(&self, prefix: &str) -> Result<Vec<ObjectInfo>> {
         let (loc, store) = self.resolve(prefix)?;
         let key = (!loc.key.is_root()).then_some(&loc.key);
-        let listed: Result<Vec<String>, object_store::Error> = store
+        let listed: Result<Vec<ObjectInfo>, object_store::Error> = store
             .list(key)
-            .map_ok(|meta| loc.render(&meta.location))
+            .map_ok(|meta| ObjectInfo {
+                path: loc.render(&meta.location),
+                size: meta.size,
+                last_modified_ms: meta.last_modified.timestamp_millis(),
+            })
             .try_collect()
             .await;
-        let mut paths = match listed {
-            Ok(paths) => paths,
+        let mut objects = match listed {
+            Ok(objects) => objects,
             Err(object_store::Error::NotFound { .. }) => Vec::new(),
             Err(e) => return Err(Error::from_store(prefix, e)),
         };
-        paths.sort_unstable();
-        Ok(paths)
+        objects.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        Ok(objects)
     }
 
     /// The immediate children of the directory `prefix`: its sub-directories (keys with
@@ -411,6 +428,17 @@ impl FileIo {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// An object [`FileIo::list_objects`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    /// Its full path, in the listed prefix's form.
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// When it was last written, ms since the epoch.
+    pub last_modified_ms: i64,
 }
 
 /// What [`FileIo::list_dir`] found in one directory.

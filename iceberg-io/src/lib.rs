@@ -71,6 +71,6 @@ pub use object_store;
 
 pub use crate::config::{FileIoConfig, WriteConfig};
 pub use crate::error::{Error, Result};
-pub use crate::file_io::{DirListing, FileIo, ObjectIdentity};
-pub use crate::location::Family as StoreFamily;
+pub use crate::file_io::{DirListing, FileIo, ObjectIdentity, ObjectInfo};
+pub use crate::location::{Family as StoreFamily, canonical_location};
 pub use crate::writer::FileWriter;

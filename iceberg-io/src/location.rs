@@ -65,6 +65,25 @@ impl Family {
     }
 }
 
+/// `location` in one canonical form per object: the scheme of its family (`s3a://b/k` and
+/// `s3n://b/k` are `s3://b/k`; `/p`, `file:/p` and `file:///p` are `file:///p`), the bucket
+/// and the key, so that paths written by different engines compare equal.
+///
+/// # Errors
+/// [`Error::InvalidLocation`] for a location [`crate::FileIo`] would refuse.
+pub fn canonical_location(location: &str) -> Result<String> {
+    let l = Location::parse(location)?;
+    let scheme = match &l.store.family {
+        Family::File => "file",
+        Family::Memory => "memory",
+        Family::S3 => "s3",
+        Family::Gcs => "gs",
+        Family::Azure => "abfss",
+        Family::Other(s) => s.as_str(),
+    };
+    Ok(format!("{scheme}://{}/{}", l.store.bucket, l.key))
+}
+
 /// Identifies one cached store: a scheme family and a bucket (or container, or authority).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct StoreKey {
@@ -216,6 +235,27 @@ fn invalid(location: &str, reason: &str) -> Error {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn one_canonical_form_per_object() {
+        for (a, b) in [
+            ("s3a://b/wh/t/data/f.parquet", "s3://b/wh/t/data/f.parquet"),
+            ("S3N://b/k", "s3://b/k"),
+            ("/tmp/wh/f", "file:///tmp/wh/f"),
+            ("file:/tmp/wh/f", "file:///tmp/wh/f"),
+            ("file://localhost/tmp/wh/f", "file:///tmp/wh/f"),
+            ("gcs://g/k", "gs://g/k"),
+            ("memory://m/k", "memory://m/k"),
+        ] {
+            assert_eq!(canonical_location(a).unwrap(), b, "{a}");
+            assert_eq!(canonical_location(b).unwrap(), b, "{b}");
+        }
+        assert_ne!(
+            canonical_location("s3://b/k").unwrap(),
+            canonical_location("s3://c/k").unwrap()
+        );
+        assert!(canonical_location("relative/path").is_err());
+    }
 
     fn key(family: Family, bucket: &str) -> StoreKey {
         StoreKey {

@@ -18,6 +18,7 @@ use iceberg_io::FileIo;
 use iceberg_spec::retention::{ExpireOptions, ExpiryPlan, apply_expiry, plan_expiry};
 use iceberg_spec::{DataContentType, Snapshot, TableMetadata};
 
+use super::orphans::checksum_file;
 use super::reach::{LiveFile, live_files, manifests_of};
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
@@ -238,11 +239,10 @@ impl ExpireSnapshots {
     ) -> Result<(ExpiredFiles, Option<Error>)> {
         let now = catalog.load_table(ident).await?;
         let files = expired_files(io, base, plan, &[committed, &now.metadata]).await?;
-        let error = io
-            .delete_many(files.paths.clone())
-            .await
-            .err()
-            .map(Error::from);
+        // Java on local disk writes a checksum file beside each file; it goes too.
+        let checksums = files.paths.iter().filter_map(|p| checksum_file(p));
+        let paths = files.paths.iter().cloned().chain(checksums).collect();
+        let error = io.delete_many(paths).await.err().map(Error::from);
         Ok((files, error))
     }
 }

@@ -1,5 +1,5 @@
 //! The crate's integration tests, one binary (each binary links the whole dependency tree):
-//! append laws, commit outcomes, evolution laws, snapshot expiry, golden output, the manifest codec, schema
+//! append laws, commit outcomes, evolution laws, snapshot expiry, orphan files, golden output, the manifest codec, schema
 //! evolution, shared tables, table updates, transactions and sorted writes.
 
 mod append_laws;
@@ -8,6 +8,7 @@ mod evolution_laws;
 mod expiry;
 mod golden;
 mod manifest_codec;
+mod orphans;
 mod schema_evolution;
 mod shared_tables;
 mod support;

@@ -1,9 +1,15 @@
-//! Helpers the test modules share: data file records and a catalog that races a commit.
+//! Helpers the test modules share: data file records, a catalog that races a commit, and a
+//! table whose data files exist with the reachability checks of the maintenance tests.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use iceberg_append::manifest::decode_manifest;
+use iceberg_append::{AppendMode, commit_append_with_mode, read_manifest_list};
+use iceberg_spec::{FormatVersion, ManifestStatus, NestedField, PrimitiveType};
 
 use async_trait::async_trait;
 use iceberg_append::{
@@ -121,4 +127,116 @@ impl Catalog for Racing {
     fn metadata_cache(&self) -> Option<&MetadataCache> {
         self.inner.metadata_cache()
     }
+}
+
+/// The deterministic clock's step in the maintenance tests' tables.
+pub(crate) const STEP_MS: i64 = 1_000;
+
+/// A table `db.t` in memory whose appends write data files that exist in the store.
+pub(crate) struct Fixture {
+    pub(crate) io: FileIo,
+    pub(crate) env: Arc<DeterministicEnvironment>,
+    pub(crate) catalog: InMemoryCatalog,
+    pub(crate) ident: TableIdent,
+    pub(crate) files: usize,
+}
+
+impl Fixture {
+    /// A new table in `version`, merging from two manifests on.
+    pub(crate) async fn new(version: FormatVersion) -> Self {
+        let io = FileIo::memory();
+        let env = Arc::new(DeterministicEnvironment::new(1_000_000, STEP_MS, 7));
+        let catalog = InMemoryCatalog::new(io.clone(), env.clone());
+        let ident = TableIdent::parse("db.t").unwrap();
+        let schema =
+            Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+        let mut creation = fast_retry_creation("memory://wh/db/t", schema);
+        creation.format_version = version;
+        creation
+            .properties
+            .insert("commit.manifest.min-count-to-merge".into(), "2".into());
+        catalog.create_table(&ident, creation).await.unwrap();
+        Self {
+            io,
+            env,
+            catalog,
+            ident,
+            files: 0,
+        }
+    }
+
+    /// The current metadata location and metadata.
+    pub(crate) async fn meta(&self) -> (Option<String>, TableMetadata) {
+        let t = self.catalog.load_table(&self.ident).await.unwrap();
+        (t.metadata_location, t.metadata)
+    }
+
+    /// Appends `n` data files that exist in the store.
+    pub(crate) async fn append(&mut self, n: usize, mode: AppendMode) {
+        let mut files = Vec::new();
+        for _ in 0..n {
+            self.files += 1;
+            let path = format!("memory://wh/db/t/data/f{}.parquet", self.files);
+            self.io
+                .put(&path, Bytes::from_static(b"PAR1"))
+                .await
+                .unwrap();
+            files.push(DataFile {
+                file_path: path,
+                record_count: 1,
+                file_size_in_bytes: 4,
+                ..Default::default()
+            });
+        }
+        commit_append_with_mode(
+            &self.catalog,
+            &self.ident,
+            files,
+            BTreeMap::new(),
+            Some(mode),
+            self.env.as_ref(),
+        )
+        .await
+        .unwrap();
+    }
+
+    /// Commits `edit` of the current metadata as is (refs moved by hand).
+    pub(crate) async fn edit(&self, edit: impl FnOnce(&mut TableMetadata)) {
+        let (location, mut meta) = self.meta().await;
+        edit(&mut meta);
+        self.catalog
+            .commit(&self.ident, location.as_deref().unwrap(), &meta)
+            .await
+            .unwrap();
+    }
+}
+
+/// Every file the snapshots of `meta` reach: manifest lists, manifests, live data files.
+pub(crate) async fn reachable(io: &FileIo, meta: &TableMetadata) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for s in &meta.snapshots {
+        let list = s.manifest_list.clone().unwrap();
+        for m in read_manifest_list(io, Some(&list)).await.unwrap() {
+            let bytes = io.read(&m.manifest_path).await.unwrap();
+            for e in decode_manifest(&m.manifest_path, &bytes).unwrap().entries {
+                if e.status != ManifestStatus::Deleted {
+                    out.insert(e.data_file.file_path);
+                }
+            }
+            out.insert(m.manifest_path);
+        }
+        out.insert(list);
+    }
+    out
+}
+
+/// The paths of `paths` that exist in the store.
+pub(crate) async fn existing(io: &FileIo, paths: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for p in paths {
+        if io.exists(p).await.unwrap() {
+            out.insert(p.clone());
+        }
+    }
+    out
 }

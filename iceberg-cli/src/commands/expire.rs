@@ -49,7 +49,7 @@ pub(crate) async fn run(cli: &Cli, args: &ExpireArgs) -> Result<()> {
 
 /// The cut-off time of `--older-than`: an age before `now_ms` (`5d`, `36h`) or a time
 /// (RFC 3339, or a date for its midnight UTC).
-fn cut_off(text: &str, now_ms: i64) -> Result<i64> {
+pub(crate) fn cut_off(text: &str, now_ms: i64) -> Result<i64> {
     if let Ok(age) = humantime::parse_duration(text) {
         let ms = i64::try_from(age.as_millis()).unwrap_or(i64::MAX);
         return Ok(now_ms.saturating_sub(ms));

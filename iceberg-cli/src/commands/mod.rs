@@ -10,6 +10,7 @@ pub(crate) mod head;
 pub(crate) mod inspect;
 pub(crate) mod log;
 pub(crate) mod manage;
+pub(crate) mod orphans;
 pub(crate) mod quickstart;
 pub(crate) mod tree;
 

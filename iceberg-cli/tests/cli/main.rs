@@ -13,6 +13,7 @@ mod external;
 mod faithful;
 mod fixtures;
 mod manage;
+mod orphans;
 #[cfg(feature = "rest")]
 mod rest;
 #[cfg(feature = "s3")]

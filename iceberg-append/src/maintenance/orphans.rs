@@ -1,0 +1,183 @@
+//! [`DeleteOrphanFiles`]: files under a table's location that nothing of the table refers to
+//! (Java's `DeleteOrphanFiles`), such as what a failed write, a crashed committer or an
+//! interrupted expiry left behind.
+//!
+//! Referenced are: the current metadata file and those in its log, the Hadoop layout's
+//! `metadata/version-hint.text`, statistics files, and every manifest list, manifest, data
+//! file and delete file the table's snapshots reach. Everything else listed under the
+//! location is an orphan once it is older than the cut-off (3 days by default), so that files
+//! of writes still in flight (data files not yet committed, a metadata file being swapped in)
+//! are never taken. A Hadoop checksum file (`.name.crc`, written by Java on local disk) goes
+//! with the file it belongs to. Paths compare in one canonical form (`s3a://` is `s3://`, `file:/p` is
+//! `file:///p`; `iceberg_io::canonical_location`), so files other engines recorded under
+//! another spelling are not mistaken for orphans.
+
+use std::collections::BTreeSet;
+
+use iceberg_io::{FileIo, ObjectInfo, canonical_location};
+use iceberg_spec::{Snapshot, TableMetadata};
+
+use super::reach::{live_files, manifests_of};
+use crate::error::{Error, Result};
+use crate::table::{Table, metadata_dir};
+
+/// Default age below which a file is never an orphan (Java's default: 3 days).
+pub const DEFAULT_ORPHAN_AGE_MS: i64 = 3 * 24 * 60 * 60 * 1000;
+
+/// The Hadoop layout's pointer file, in the metadata folder.
+const VERSION_HINT: &str = "version-hint.text";
+
+/// A search for orphan files (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOrphanFiles {
+    older_than_ms: Option<i64>,
+    location: Option<String>,
+}
+
+/// What [`DeleteOrphanFiles`] found (and deleted).
+#[derive(Debug)]
+pub struct OrphanReport {
+    /// The orphans, by path as listed.
+    pub orphans: Vec<ObjectInfo>,
+    /// Objects listed under the location.
+    pub listed: usize,
+    /// Files the table refers to.
+    pub referenced: usize,
+    /// Unreferenced objects left alone because they are newer than the cut-off.
+    pub too_new: usize,
+    /// True when the orphans were deleted.
+    pub deleted: bool,
+    /// Why deleting them failed (some may remain).
+    pub delete_error: Option<Error>,
+}
+
+impl DeleteOrphanFiles {
+    /// A search under the table's location, sparing files younger than 3 days.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes as orphans only files last written before `timestamp_ms` (ms since the epoch).
+    pub fn older_than_ms(mut self, timestamp_ms: i64) -> Self {
+        self.older_than_ms = Some(timestamp_ms);
+        self
+    }
+
+    /// Searches under `location` instead of the table's location.
+    pub fn location(mut self, location: impl Into<String>) -> Self {
+        self.location = Some(location.into());
+        self
+    }
+
+    /// The orphans of `table` at `now_ms`; nothing is deleted.
+    ///
+    /// # Errors
+    /// Listing fails, or a manifest list or manifest of the table cannot be read (then no
+    /// file can be called an orphan).
+    pub async fn find(&self, io: &FileIo, table: &Table, now_ms: i64) -> Result<OrphanReport> {
+        let meta = &table.metadata;
+        let cut_off = self
+            .older_than_ms
+            .unwrap_or_else(|| now_ms.saturating_sub(DEFAULT_ORPHAN_AGE_MS));
+        let referenced = referenced(io, table).await?;
+        let prefix = self.location.as_deref().unwrap_or(&meta.location);
+        let listed = io.list_objects(prefix).await?;
+        let mut report = OrphanReport {
+            orphans: Vec::new(),
+            listed: listed.len(),
+            referenced: referenced.len(),
+            too_new: 0,
+            deleted: false,
+            delete_error: None,
+        };
+        for object in listed {
+            let path = canonical_location(&object.path)?;
+            let of = checksum_of(&path);
+            if referenced.contains(&path) || of.is_some_and(|f| referenced.contains(&f)) {
+                continue;
+            }
+            if object.last_modified_ms >= cut_off {
+                report.too_new += 1;
+            } else {
+                report.orphans.push(object);
+            }
+        }
+        Ok(report)
+    }
+
+    /// [`Self::find`], then deletes the orphans (batched per store).
+    ///
+    /// # Errors
+    /// As [`Self::find`]; a failed deletion is in [`OrphanReport::delete_error`].
+    pub async fn delete(&self, io: &FileIo, table: &Table, now_ms: i64) -> Result<OrphanReport> {
+        let mut report = self.find(io, table, now_ms).await?;
+        let paths = report.orphans.iter().map(|o| o.path.clone()).collect();
+        report.delete_error = io.delete_many(paths).await.err().map(Error::from);
+        report.deleted = report.delete_error.is_none();
+        Ok(report)
+    }
+}
+
+/// The file a Hadoop checksum file (`dir/.name.crc`, which Java's local file system writes
+/// beside every file, and which it lists, reads and deletes with it) belongs to.
+pub(crate) fn checksum_of(path: &str) -> Option<String> {
+    let (dir, file) = path.rsplit_once('/')?;
+    let name = file.strip_prefix('.')?.strip_suffix(".crc")?;
+    (!name.is_empty()).then(|| format!("{dir}/{name}"))
+}
+
+/// The Hadoop checksum file of a local file `path` (see [`checksum_of`]); none elsewhere.
+pub(crate) fn checksum_file(path: &str) -> Option<String> {
+    if iceberg_io::StoreFamily::of_location(path).ok()? != iceberg_io::StoreFamily::File {
+        return None;
+    }
+    let (dir, file) = path.rsplit_once('/')?;
+    Some(format!("{dir}/.{file}.crc"))
+}
+
+/// Every file `table` refers to, in canonical form.
+async fn referenced(io: &FileIo, table: &Table) -> Result<BTreeSet<String>> {
+    let meta: &TableMetadata = &table.metadata;
+    let mut paths: Vec<String> = table.metadata_location.iter().cloned().collect();
+    paths.extend(meta.metadata_log.iter().map(|e| e.metadata_file.clone()));
+    paths.push(format!("{}/{VERSION_HINT}", metadata_dir(meta)));
+    paths.push(format!("{}/metadata/{VERSION_HINT}", meta.location));
+    paths.extend(meta.statistics.iter().map(|s| s.statistics_path.clone()));
+    paths.extend(
+        meta.partition_statistics
+            .iter()
+            .map(|s| s.statistics_path.clone()),
+    );
+    let snapshots: Vec<&Snapshot> = meta.snapshots.iter().map(|s| s.snapshot()).collect();
+    let reach = manifests_of(io, &snapshots).await?;
+    paths.extend(live_files(io, reach.manifests.keys()).await?.into_keys());
+    paths.extend(reach.lists);
+    paths.extend(reach.manifests.into_keys());
+    paths
+        .iter()
+        .map(|p| canonical_location(p).map_err(Error::from))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn hadoop_checksum_files_go_with_their_file() {
+        assert_eq!(
+            checksum_of("file:///w/t/metadata/.v3.metadata.json.crc").as_deref(),
+            Some("file:///w/t/metadata/v3.metadata.json")
+        );
+        assert_eq!(checksum_of("file:///w/t/data/x.crc"), None);
+        assert_eq!(checksum_of("file:///w/t/data/..crc"), None);
+        assert_eq!(
+            checksum_file("file:/w/t/data/a.parquet").as_deref(),
+            Some("file:/w/t/data/.a.parquet.crc")
+        );
+        assert_eq!(checksum_file("s3://b/t/data/a.parquet"), None);
+        let c = checksum_file("/w/t/m/x.avro").unwrap();
+        assert_eq!(checksum_of(&c).as_deref(), Some("/w/t/m/x.avro"));
+    }
+}

@@ -1,0 +1,106 @@
+//! Orphan files (`DeleteOrphanFiles`): what a failed write, a crashed committer or an
+//! interrupted expiry leaves under the table is found, and only once old enough; nothing the
+//! table refers to ever is, under any spelling of its paths; deleting the orphans leaves a
+//! table whose every reachable file exists.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::BTreeSet;
+
+use bytes::Bytes;
+use iceberg_append::{AppendMode, DeleteOrphanFiles, ExpireSnapshots};
+use iceberg_spec::FormatVersion;
+
+use crate::support::{Fixture, existing, reachable};
+
+/// Strays of every kind a table can be left with.
+const STRAYS: [&str; 4] = [
+    "memory://wh/db/t/data/uncommitted.parquet",
+    "memory://wh/db/t/metadata/abandoned-m0.avro",
+    "memory://wh/db/t/metadata/snap-1-1-abandoned.avro",
+    "memory://wh/db/t/metadata/00099-abandoned.metadata.json",
+];
+
+#[tokio::test]
+async fn strays_are_orphans_once_old_and_the_table_never_is() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    for _ in 0..3 {
+        t.append(2, AppendMode::Merge).await;
+    }
+    for stray in STRAYS {
+        t.io.put(stray, Bytes::from_static(b"x")).await.unwrap();
+    }
+    let (_, meta) = t.meta().await;
+    let table = iceberg_append::Catalog::load_table(&t.catalog, &t.ident)
+        .await
+        .unwrap();
+    // Far ahead: every file is older than 3 days then.
+    let now = i64::MAX / 2;
+    let found = DeleteOrphanFiles::new()
+        .find(&t.io, &table, now)
+        .await
+        .unwrap();
+    let orphans: BTreeSet<&str> = found.orphans.iter().map(|o| o.path.as_str()).collect();
+    assert_eq!(orphans, STRAYS.into_iter().collect());
+    assert_eq!(found.too_new, 0);
+    // The same files written just now are spared by the default age.
+    let today = DeleteOrphanFiles::new()
+        .find(&t.io, &table, chrono_now())
+        .await
+        .unwrap();
+    assert!(today.orphans.is_empty());
+    assert_eq!(today.too_new, STRAYS.len());
+    // Deleting them leaves the table whole.
+    let kept = reachable(&t.io, &meta).await;
+    let deleted = DeleteOrphanFiles::new()
+        .delete(&t.io, &table, now)
+        .await
+        .unwrap();
+    assert!(deleted.deleted && deleted.delete_error.is_none());
+    let strays: BTreeSet<String> = STRAYS.iter().map(|s| s.to_string()).collect();
+    assert!(existing(&t.io, &strays).await.is_empty());
+    assert_eq!(existing(&t.io, &kept).await, kept);
+    let again = DeleteOrphanFiles::new()
+        .find(&t.io, &table, now)
+        .await
+        .unwrap();
+    assert!(again.orphans.is_empty(), "{:?}", again.orphans);
+}
+
+#[tokio::test]
+async fn what_an_expiry_kept_in_place_becomes_orphans() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    for _ in 0..4 {
+        t.append(1, AppendMode::Merge).await;
+    }
+    let expiry = ExpireSnapshots::new().older_than_ms(i64::MAX);
+    let (_, meta) = t.meta().await;
+    let planned = expiry.plan(&t.io, &meta, 0).await.unwrap();
+    assert!(planned.files.manifests.files > 0);
+    expiry
+        .clone()
+        .keep_files()
+        .commit(&t.catalog, &t.ident, t.env.as_ref())
+        .await
+        .unwrap();
+    let table = iceberg_append::Catalog::load_table(&t.catalog, &t.ident)
+        .await
+        .unwrap();
+    let found = DeleteOrphanFiles::new()
+        .find(&t.io, &table, i64::MAX / 2)
+        .await
+        .unwrap();
+    // Exactly what the expiry would have deleted: the expired snapshots' lists and the
+    // manifests merged away (not the metadata files of the log).
+    let orphans: BTreeSet<String> = found.orphans.iter().map(|o| o.path.clone()).collect();
+    let would: BTreeSet<String> = planned.files.paths.iter().cloned().collect();
+    assert_eq!(orphans, would);
+}
+
+/// Now in ms, from the system clock (the store stamps objects with it).
+fn chrono_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}

@@ -1,0 +1,92 @@
+//! `iceberg orphans`: files under a table's location that nothing of the table refers to
+//! (`iceberg_append::DeleteOrphanFiles`), listed, or deleted with `--delete`.
+
+use iceberg_append::{DeleteOrphanFiles, Environment, OrphanReport, SystemEnvironment};
+use serde_json::json;
+
+use super::expire::cut_off;
+use super::format_ms;
+use crate::catalog::OpenCatalog;
+use crate::cli::{Cli, OrphansArgs};
+use crate::error::{Error, Result};
+
+/// Runs `iceberg orphans`.
+///
+/// # Errors
+/// A bad argument, a missing table, or a listing or manifest that cannot be read (then
+/// nothing is deleted).
+pub(crate) async fn run(cli: &Cli, args: &OrphansArgs) -> Result<()> {
+    let now_ms = SystemEnvironment.now_ms();
+    let mut search = DeleteOrphanFiles::new();
+    if let Some(text) = &args.older_than {
+        search = search.older_than_ms(cut_off(text, now_ms)?);
+    }
+    if let Some(location) = &args.location {
+        search = search.location(location.clone());
+    }
+    let open = OpenCatalog::open(cli, false).await?;
+    let result = async {
+        let (ident, table) = open.load(&args.table).await?;
+        let io = open.catalog.table_io(&table);
+        let report = if args.delete {
+            search.delete(&io, &table, now_ms).await?
+        } else {
+            search.find(&io, &table, now_ms).await?
+        };
+        Ok::<_, Error>((ident, report))
+    }
+    .await;
+    open.close().await;
+    let (ident, report) = result?;
+    print(cli.json, &ident.to_string(), &report)?;
+    if let Some(e) = report.delete_error {
+        return Err(Error::Table(format!(
+            "deleting the orphans of {ident} failed: {e}"
+        )));
+    }
+    Ok(())
+}
+
+fn print(as_json: bool, table: &str, report: &OrphanReport) -> Result<()> {
+    let bytes: u64 = report.orphans.iter().map(|o| o.size).sum();
+    if as_json {
+        let out = json!({
+            "table": table,
+            "orphans": report.orphans.iter().map(|o| json!({
+                "path": o.path,
+                "size": o.size,
+                "last_modified_ms": o.last_modified_ms,
+            })).collect::<Vec<_>>(),
+            "orphan_bytes": bytes,
+            "listed": report.listed,
+            "referenced": report.referenced,
+            "too_new": report.too_new,
+            "deleted": report.deleted,
+        });
+        outln!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    for o in &report.orphans {
+        outln!(
+            "{}  {:>12}  {}",
+            format_ms(o.last_modified_ms),
+            o.size,
+            o.path
+        );
+    }
+    let verb = if report.deleted { "deleted" } else { "found" };
+    outln!(
+        "{table}: {verb} {} orphan file(s), {bytes} bytes, of {} listed ({} referenced, {} \
+         unreferenced but too new){}",
+        report.orphans.len(),
+        report.listed,
+        report.referenced,
+        report.too_new,
+        if report.deleted || report.orphans.is_empty() {
+            ""
+        } else {
+            "; --delete deletes them"
+        }
+    );
+    Ok(())
+}
