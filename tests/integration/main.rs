@@ -17,6 +17,7 @@ mod external;
 mod fixtures;
 mod fuzz_foreign;
 mod layers;
+mod maintenance_race;
 mod pyiceberg_append;
 mod pyiceberg_pruning;
 mod readme;
