@@ -30,6 +30,10 @@ that our second merge also folds a manifest our first one wrote). Every table ha
                     spec (bucket(4, id) added, days(ts) dropped) between its inserts: files
                     under three specs and two schemas before our appends
   java_v1_evolved   the same in v1, where Java keeps the dropped days(ts) as a void field
+  java_v2_rewrite,  v2 and v3, days(ts); merge-on-read DELETE and UPDATE (position deletes,
+  java_v3_rewrite   deletion vectors) over several data manifests; after our fast append, our
+                    `rewrite-manifests` folds the data manifests, keeping sequence numbers,
+                    so the deletes still apply; then another fast append
   java_v2_expire    days(ts); copy-on-write DELETE and UPDATE rewrite data files; after our
                     fast and merge appends, our `expire` keeps the last two snapshots and
                     deletes what only the expired ones reached
@@ -265,6 +269,35 @@ def v1_evolved(spark) -> dict:
     return _evolved(spark, "java_v1_evolved", 1)
 
 
+def _rewritten(spark, name: str, version: int) -> dict:
+    # merge-on-read deletes (position deletes in v2, deletion vectors in v3) on files of
+    # several data manifests: after our fast append, our `rewrite-manifests` folds the data
+    # manifests into one, keeping each entry's data sequence number, so Java's deletes must
+    # still apply to exactly the rows they did (and v3 row ids stay)
+    sql = spark.sql
+    sql(f"""CREATE TABLE x.db.{name} (id BIGINT, ts TIMESTAMP, name STRING) USING iceberg
+           PARTITIONED BY (days(ts)) TBLPROPERTIES ('format-version'='{version}', {MOR})""")
+    sql(f"""INSERT INTO x.db.{name} VALUES (1, TIMESTAMP'2024-03-01 01:00:00', 'a'),
+           (2, TIMESTAMP'2024-03-01 02:00:00', 'b'), (3, TIMESTAMP'2024-03-02 00:00:00', NULL)""")
+    sql(f"""INSERT INTO x.db.{name} VALUES (4, TIMESTAMP'2024-03-02 05:00:00', 'd'),
+           (5, NULL, 'e'), (6, TIMESTAMP'2024-03-01 06:00:00', 'f')""")
+    sql(f"DELETE FROM x.db.{name} WHERE id IN (2, 4)")
+    sql(f"UPDATE x.db.{name} SET name = 'ff' WHERE id = 6")
+    sql(f"INSERT INTO x.db.{name} VALUES (7, TIMESTAMP'2024-03-03 07:00:00', 'g')")
+    return {"name": name, "appends": ["fast", "rewrite-manifests", "fast"], "filters": {
+        "ts_lt_mar2": {"op": "<", "col": "ts", "value": "2024-03-02T00:00:00.000000+00:00"},
+        "name_eq_ff": {"op": "=", "col": "name", "value": "ff"},
+        "id_in": {"op": "in", "col": "id", "values": [2, 4, 6, 7]}}}
+
+
+def v2_rewrite(spark) -> dict:
+    return _rewritten(spark, "java_v2_rewrite", 2)
+
+
+def v3_rewrite(spark) -> dict:
+    return _rewritten(spark, "java_v3_rewrite", 3)
+
+
 def v2_expire(spark) -> dict:
     # copy-on-write DELETE and UPDATE (Java's default) rewrite data files: once the snapshots
     # before them expire, the old data files, manifests and lists are reachable from nothing
@@ -319,4 +352,5 @@ TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v
           ("java_v2_names", v2_names), ("java_v2_names_unicode", v2_names_unicode),
           ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days), ("java_v2_gzip", v2_gzip),
           ("java_v2_spill", v2_spill), ("java_v2_evolved", v2_evolved), ("java_v1_evolved", v1_evolved),
-          ("java_v2_added", v2_added), ("java_v2_expire", v2_expire))
+          ("java_v2_added", v2_added), ("java_v2_expire", v2_expire),
+          ("java_v2_rewrite", v2_rewrite), ("java_v3_rewrite", v3_rewrite))

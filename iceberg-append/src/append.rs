@@ -161,7 +161,7 @@ async fn with_known_counts<'a>(
 
 /// The uuid partition fields of every spec (`None` where the spec does not bind to the current
 /// schema, so its manifests' classes cannot be told).
-fn uuid_fields_by_spec(meta: &TableMetadata) -> HashMap<i32, Option<Vec<usize>>> {
+pub(crate) fn uuid_fields_by_spec(meta: &TableMetadata) -> HashMap<i32, Option<Vec<usize>>> {
     let schema = meta.current_schema().ok();
     meta.partition_specs
         .iter()

@@ -135,7 +135,9 @@ pub use env::{DeterministicEnvironment, Environment, SystemEnvironment};
 pub use error::{Error, Result};
 pub use evolve::SchemaEvolution;
 pub use handle::TableHandle;
-pub use maintenance::{DeleteOrphanFiles, ExpireSnapshots, ExpiryReport, OrphanReport};
+pub use maintenance::{
+    DeleteOrphanFiles, ExpireSnapshots, ExpiryReport, OrphanReport, RewriteManifests, RewriteReport,
+};
 pub use summary::{ICEBERG_VERSION_KEY, LIBRARY_VERSION};
 pub use table::{
     Table, TableCreation, create_table, metadata_dir, metadata_file_name, next_metadata_version,

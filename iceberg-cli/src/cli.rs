@@ -139,6 +139,16 @@ pub(crate) enum Command {
     /// Expire old snapshots in one commit (the table's `history.expire.*` retention, or the
     /// limits given; branches and tags keep theirs), then delete the files only they reached.
     Expire(ExpireArgs),
+    /// Rewrite the current snapshot's data manifests into few, clustered by partition, as
+    /// a `replace` snapshot (no data file changes).
+    RewriteManifests {
+        /// The table as `namespace.table`.
+        table: String,
+        /// Roll to a new manifest past this many bytes [default: the table's
+        /// `commit.manifest.target-size-bytes`, 8 MiB].
+        #[arg(long, value_name = "BYTES")]
+        target_size: Option<u64>,
+    },
     /// List the files under a table's location that nothing of the table refers to (older
     /// than 3 days by default, so writes in flight are spared); `--delete` deletes them.
     Orphans(OrphansArgs),

@@ -1,5 +1,5 @@
 //! The crate's integration tests, one binary (each binary links the whole dependency tree):
-//! append laws, commit outcomes, evolution laws, snapshot expiry, orphan files, golden output, the manifest codec, schema
+//! append laws, commit outcomes, evolution laws, snapshot expiry, orphan files, manifest rewrites, golden output, the manifest codec, schema
 //! evolution, shared tables, table updates, transactions and sorted writes.
 
 mod append_laws;
@@ -9,6 +9,7 @@ mod expiry;
 mod golden;
 mod manifest_codec;
 mod orphans;
+mod rewrite_manifests;
 mod schema_evolution;
 mod shared_tables;
 mod support;

@@ -12,6 +12,7 @@ pub(crate) mod log;
 pub(crate) mod manage;
 pub(crate) mod orphans;
 pub(crate) mod quickstart;
+pub(crate) mod rewrite_manifests;
 pub(crate) mod tree;
 
 /// `path` relative to the table `location` when it lies inside it.

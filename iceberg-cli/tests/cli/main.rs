@@ -16,6 +16,7 @@ mod manage;
 mod orphans;
 #[cfg(feature = "rest")]
 mod rest;
+mod rewrite_manifests;
 #[cfg(feature = "s3")]
 mod s3;
 mod show;
