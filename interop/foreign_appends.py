@@ -174,6 +174,19 @@ def rewrite_manifests(cli: Path, catalog: list[str], table: str) -> str:
     return table_meta.strip_scheme(report["metadata_location"])
 
 
+def compact(cli: Path, catalog: list[str], table: str) -> str:
+    """Our `compact` from three small files per partition on; returns the new metadata.json
+    (it must compact something)."""
+    proc = subprocess.run([str(cli), *catalog, "--json", "compact", table, "--min-input-files", "3"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"iceberg compact {table}: {proc.stderr.strip()[-1500:]}")
+    report = json.loads(proc.stdout)
+    if not report["metadata_location"]:
+        raise RuntimeError(f"iceberg compact {table}: compacted nothing: {report}")
+    return table_meta.strip_scheme(report["metadata_location"])
+
+
 def orphan_files(cli: Path, catalog: list[str], table: str) -> list[str]:
     """The files under `table` that nothing of it refers to, however new (our `orphans`)."""
     proc = subprocess.run([str(cli), *catalog, "--json", "orphans", table, "--older-than", "2999-01-01"],
@@ -549,6 +562,8 @@ def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list
                         path = add_files(cli, catalog, f"db.{name}", _table_dir(t["metadata"], source) / "data")
                     elif mode == "rewrite-manifests":  # no rows added; every file as it was
                         path = rewrite_manifests(cli, catalog, f"db.{name}")
+                    elif mode == "compact":  # no rows added; small files rewritten
+                        path = compact(cli, catalog, f"db.{name}")
                     elif mode == "expire":  # no rows added; the states whose head expired go
                         path = expire(cli, catalog, f"db.{name}")
                         kept = {s["snapshot-id"] for s in table_meta.read_metadata(path)["snapshots"]}
@@ -567,7 +582,7 @@ def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list
                     break
                 after = table_meta.load(path)
                 doc = table_meta.read_metadata(path)
-                if mode not in ("expire", "rewrite-manifests"):  # those add no file
+                if mode not in ("expire", "rewrite-manifests", "compact"):  # those add no rows
                     ours[doc["current-snapshot-id"]] = _added_files(after)
                 states.append((f"{name}+{'+'.join(modes[:i + 1])}", path))
                 expected[states[-1][0]] = expected_state(after, rows, flt, ours)

@@ -34,6 +34,9 @@ that our second merge also folds a manifest our first one wrote). Every table ha
   java_v3_rewrite   deletion vectors) over several data manifests; after our fast append, our
                     `rewrite-manifests` folds the data manifests, keeping sequence numbers,
                     so the deletes still apply; then another fast append
+  java_v2_compact   identity(region): five small files in `eu` and in `us`, a position delete
+                    in `us`; after our fast append, our `compact` rewrites `eu` into one file
+                    and leaves `us` alone; then another fast append
   java_v2_expire    days(ts); copy-on-write DELETE and UPDATE rewrite data files; after our
                     fast and merge appends, our `expire` keeps the last two snapshots and
                     deletes what only the expired ones reached
@@ -290,6 +293,25 @@ def _rewritten(spark, name: str, version: int) -> dict:
         "id_in": {"op": "in", "col": "id", "values": [2, 4, 6, 7]}}}
 
 
+def v2_compact(spark) -> dict:
+    # five inserts of one row into `eu` and two into `us`, then a merge-on-read DELETE of one
+    # row in `us` (a position delete):
+    # our `compact` rewrites Java's five `eu` files into one (with the starting snapshot's
+    # data sequence number) and leaves `us` alone (a position delete applies there)
+    sql = spark.sql
+    sql(f"""CREATE TABLE x.db.java_v2_compact (id BIGINT, region STRING, ts TIMESTAMP) USING iceberg
+           PARTITIONED BY (region) TBLPROPERTIES ('format-version'='2', {MOR})""")
+    for i in range(5):
+        sql(f"""INSERT INTO x.db.java_v2_compact VALUES ({i}, 'eu', TIMESTAMP'2024-03-01 0{i}:00:00'),
+               ({100 + i}, 'us', TIMESTAMP'2024-03-02 0{i}:00:00'),
+               ({200 + i}, 'us', TIMESTAMP'2024-03-02 1{i}:00:00')""")
+    sql("DELETE FROM x.db.java_v2_compact WHERE id = 102")
+    return {"name": "java_v2_compact", "appends": ["fast", "compact", "fast"], "filters": {
+        "region_eu": {"op": "=", "col": "region", "value": "eu"},
+        "id_gt_2": {"op": ">", "col": "id", "value": 2},
+        "ts_lt_mar2": {"op": "<", "col": "ts", "value": "2024-03-02T00:00:00.000000+00:00"}}}
+
+
 def v2_rewrite(spark) -> dict:
     return _rewritten(spark, "java_v2_rewrite", 2)
 
@@ -353,4 +375,5 @@ TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v
           ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days), ("java_v2_gzip", v2_gzip),
           ("java_v2_spill", v2_spill), ("java_v2_evolved", v2_evolved), ("java_v1_evolved", v1_evolved),
           ("java_v2_added", v2_added), ("java_v2_expire", v2_expire),
-          ("java_v2_rewrite", v2_rewrite), ("java_v3_rewrite", v3_rewrite))
+          ("java_v2_rewrite", v2_rewrite), ("java_v3_rewrite", v3_rewrite),
+          ("java_v2_compact", v2_compact))

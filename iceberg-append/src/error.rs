@@ -163,6 +163,30 @@ pub enum Error {
         /// Where it already is.
         reason: String,
     },
+    /// A rewrite of data files (compaction) whose inputs a concurrent commit changed: a
+    /// file it rewrote is no longer live, or a delete file now applies to one. Its files
+    /// were deleted; nothing was committed.
+    #[error(
+        "rewriting data files of {table} conflicts with a concurrent commit: `{path}` {reason}"
+    )]
+    RewriteConflict {
+        /// The table.
+        table: String,
+        /// The data file at stake.
+        path: String,
+        /// What changed.
+        reason: String,
+    },
+    /// An operation this library does not perform on this table.
+    #[error("{operation} is not supported on {table}: {reason}")]
+    NotSupportedForTable {
+        /// The table.
+        table: String,
+        /// The operation.
+        operation: String,
+        /// Why.
+        reason: String,
+    },
     /// A table that the catalog does not know.
     #[error("no such table {table}")]
     NoSuchTable {

@@ -135,6 +135,8 @@ pub use env::{DeterministicEnvironment, Environment, SystemEnvironment};
 pub use error::{Error, Result};
 pub use evolve::SchemaEvolution;
 pub use handle::TableHandle;
+#[cfg(feature = "write")]
+pub use maintenance::{CompactionReport, RewriteDataFiles};
 pub use maintenance::{
     DeleteOrphanFiles, ExpireSnapshots, ExpiryReport, OrphanReport, RewriteManifests, RewriteReport,
 };

@@ -139,6 +139,20 @@ pub(crate) enum Command {
     /// Expire old snapshots in one commit (the table's `history.expire.*` retention, or the
     /// limits given; branches and tags keep theirs), then delete the files only they reached.
     Expire(ExpireArgs),
+    /// Compact small data files: per partition, files under 3/4 of the target size are
+    /// rewritten into files near it, as one `replace` snapshot (files a delete file applies
+    /// to are left alone).
+    Compact {
+        /// The table as `namespace.table`.
+        table: String,
+        /// Aim for files of this size (`512MiB`, `128MB`, bytes) [default: the table's
+        /// `write.target-file-size-bytes`, 512 MiB].
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        target_file_size: Option<u64>,
+        /// Compact a partition only from this many small files on.
+        #[arg(long, value_name = "N", default_value_t = 5)]
+        min_input_files: usize,
+    },
     /// Rewrite the current snapshot's data manifests into few, clustered by partition, as
     /// a `replace` snapshot (no data file changes).
     RewriteManifests {
@@ -551,10 +565,59 @@ pub(crate) enum InputFormat {
     Ipc,
 }
 
+/// A size in bytes: a number with an optional unit (`KB`, `MB`, `GB` powers of 1000;
+/// `KiB`, `MiB`, `GiB` powers of 1024).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (e.g. 512MiB)"))?;
+    let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "kib" | "k" => 1 << 10,
+        "mib" | "m" => 1 << 20,
+        "gib" | "g" => 1 << 30,
+        other => {
+            return Err(format!(
+                "`{s}`: unknown unit `{other}` (KB, MB, GB, KiB, MiB, GiB)"
+            ));
+        }
+    };
+    n.checked_mul(factor)
+        .filter(|v| *v > 0)
+        .ok_or_else(|| format!("`{s}` is not a positive size"))
+}
+
 /// `key=value`.
 fn parse_key_value(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
         _ => Err(format!("`{s}` is not key=value")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn sizes_take_decimal_and_binary_units() {
+        assert_eq!(parse_size("512MiB").unwrap(), 512 << 20);
+        assert_eq!(parse_size("128 MB").unwrap(), 128_000_000);
+        assert_eq!(parse_size("1g").unwrap(), 1 << 30);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("MiB").is_err());
+        assert!(
+            parse_size("3 parsecs")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
     }
 }

@@ -70,6 +70,11 @@ fn main() -> ExitCode {
             Command::Head { table, rows } => commands::head::head(&cli, table, *rows).await,
             Command::Expire(args) => commands::expire::run(&cli, args).await,
             Command::Orphans(args) => commands::orphans::run(&cli, args).await,
+            Command::Compact {
+                table,
+                target_file_size,
+                min_input_files,
+            } => commands::compact::run(&cli, table, *target_file_size, *min_input_files).await,
             Command::RewriteManifests { table, target_size } => {
                 commands::rewrite_manifests::run(&cli, table, *target_size).await
             }

@@ -84,6 +84,15 @@ pub enum Error {
         #[source]
         source: parquet::errors::ParquetError,
     },
+    /// Reading a Parquet data file back failed.
+    #[error("Parquet error reading `{path}`: {source}")]
+    ParquetRead {
+        /// The data file being read.
+        path: String,
+        /// The parquet crate's error.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
     /// An Arrow kernel (cast, take, filter) failed on a column.
     #[error("Arrow error on column `{column}`: {source}")]
     Arrow {
@@ -201,6 +210,14 @@ impl Error {
 
     /// A Parquet error, unless it only carries an IO error of the sink, which is reported
     /// as [`Error::Io`] (so `is_not_found` and friends work).
+    /// A Parquet error while reading `path` (an IO error inside it surfaces as [`Error::Io`]).
+    pub(crate) fn parquet_read(path: &str, source: parquet::errors::ParquetError) -> Self {
+        match Self::parquet(path, source) {
+            Self::Parquet { path, source } => Self::ParquetRead { path, source },
+            other => other,
+        }
+    }
+
     pub(crate) fn parquet(path: impl Into<String>, source: parquet::errors::ParquetError) -> Self {
         match source {
             parquet::errors::ParquetError::External(inner) => match io_error_of(inner) {

@@ -20,6 +20,7 @@
 //!   cap the least recently used file closes, as with `write.spill.enabled=false`).
 //! - [`WriteOptions`] (`options`): codec, sizes, metrics config and file-naming ids, parsed
 //!   once from table properties.
+//! - [`read`]: data files streamed back as Arrow batches through `FileIo` (compaction).
 //! - [`import`]: existing Parquet files (written by other tools) as data files, from their
 //!   footers: [`import::data_file_from_parquet`], the name mapping, partition inference.
 //! - [`arrow_schema()`] (`to_arrow`): Iceberg → Arrow with `PARQUET:field_id` everywhere.
@@ -65,6 +66,7 @@ pub mod metrics;
 mod naming;
 mod options;
 mod partition;
+pub mod read;
 mod sort;
 mod to_arrow;
 mod writer;

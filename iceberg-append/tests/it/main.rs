@@ -1,9 +1,10 @@
 //! The crate's integration tests, one binary (each binary links the whole dependency tree):
-//! append laws, commit outcomes, evolution laws, snapshot expiry, orphan files, manifest rewrites, golden output, the manifest codec, schema
+//! append laws, commit outcomes, compaction, evolution laws, snapshot expiry, orphan files, manifest rewrites, golden output, the manifest codec, schema
 //! evolution, shared tables, table updates, transactions and sorted writes.
 
 mod append_laws;
 mod commit_outcomes;
+mod compact;
 mod evolution_laws;
 mod expiry;
 mod golden;

@@ -3,6 +3,7 @@
 pub(crate) mod add_files;
 pub(crate) mod alter;
 pub(crate) mod append;
+pub(crate) mod compact;
 pub(crate) mod create;
 pub(crate) mod evolve;
 pub(crate) mod expire;

@@ -5,6 +5,7 @@
 mod add_files;
 mod alter;
 mod append;
+mod compact;
 mod config;
 mod create;
 mod evolve;

@@ -1,0 +1,275 @@
+//! Compaction (`RewriteDataFiles`): small files of each partition become one, as a `replace`
+//! snapshot that keeps every row, gives the new files the starting snapshot's data sequence
+//! number and marks the old ones DELETED; a partition with too few files is left alone; a
+//! file written with another schema is skipped; of two racing compactions one lands and the
+//! other is a typed conflict that leaves nothing behind; v3 is refused.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use futures::TryStreamExt;
+use iceberg_append::manifest::decode_manifest;
+use iceberg_append::merge::inherit;
+use iceberg_append::{
+    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, RewriteDataFiles, TableCreation,
+    TableHandle, TableIdent, read_manifest_list,
+};
+use iceberg_io::FileIo;
+use iceberg_spec::{
+    FormatVersion, ManifestStatus, NestedField, Operation, PartitionSpec, PrimitiveType, Schema,
+    TableMetadata, Transform,
+};
+use iceberg_write::arrow_schema::{DataType, Field, Schema as ArrowSchema};
+use iceberg_write::read::FileIoReader;
+
+async fn table(
+    version: FormatVersion,
+) -> (
+    Arc<InMemoryCatalog>,
+    TableHandle,
+    Arc<DeterministicEnvironment>,
+) {
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 11));
+    let catalog = Arc::new(InMemoryCatalog::new(FileIo::memory(), env.clone()));
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            NestedField::optional(2, "region", PrimitiveType::String),
+        ],
+    )
+    .unwrap();
+    let spec = PartitionSpec::builder(&schema)
+        .add("region", Transform::Identity)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut creation = TableCreation::new("memory://wh/db/t", schema);
+    creation.spec = spec;
+    creation.format_version = version;
+    creation
+        .properties
+        .insert("commit.manifest-merge.enabled".into(), "false".into());
+    let ident = TableIdent::parse("db.t").unwrap();
+    catalog.create_table(&ident, creation).await.unwrap();
+    let dyn_catalog: Arc<dyn Catalog> = catalog.clone();
+    let handle = TableHandle::load(dyn_catalog, ident, env.clone())
+        .await
+        .unwrap();
+    (catalog, handle, env)
+}
+
+fn batch(ids: std::ops::Range<i64>, region: &str) -> RecordBatch {
+    let schema = ArrowSchema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("region", DataType::Utf8, true),
+    ]);
+    let n = ids.clone().count();
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(ids)),
+        Arc::new(StringArray::from(vec![region; n])),
+    ];
+    RecordBatch::try_new(Arc::new(schema), columns).unwrap()
+}
+
+/// Live data files of the current snapshot: path -> (region, data sequence number).
+async fn live(io: &FileIo, meta: &TableMetadata) -> BTreeMap<String, (String, Option<i64>)> {
+    let mut out = BTreeMap::new();
+    let head = meta.current_snapshot().unwrap();
+    for m in read_manifest_list(io, head.manifest_list.as_deref())
+        .await
+        .unwrap()
+    {
+        let bytes = io.read(&m.manifest_path).await.unwrap();
+        for e in inherit(
+            &m,
+            decode_manifest(&m.manifest_path, &bytes).unwrap().entries,
+        ) {
+            if e.status != ManifestStatus::Deleted {
+                let region = format!("{:?}", e.data_file.partition);
+                out.insert(e.data_file.file_path, (region, e.sequence_number));
+            }
+        }
+    }
+    out
+}
+
+/// Every id the live files hold, read back.
+async fn ids(io: &FileIo, meta: &TableMetadata) -> Vec<i64> {
+    let mut out = Vec::new();
+    for path in live(io, meta).await.keys() {
+        let mut stream = Box::pin(FileIoReader::new(io, path).into_stream(1024).await.unwrap());
+        while let Some(b) = stream.try_next().await.unwrap() {
+            out.extend(
+                b.column(0)
+                    .as_primitive::<Int64Type>()
+                    .values()
+                    .iter()
+                    .copied(),
+            );
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+#[tokio::test]
+async fn small_files_of_each_partition_become_one_and_keep_every_row() {
+    let (catalog, mut handle, env) = table(FormatVersion::V2).await;
+    for k in 0..6 {
+        handle
+            .append(&[batch(k * 10..k * 10 + 10, "eu")])
+            .await
+            .unwrap();
+        handle.refresh().await.unwrap();
+    }
+    // Only two small files in `us`: left alone.
+    for k in 6..8 {
+        handle
+            .append(&[batch(k * 10..k * 10 + 10, "us")])
+            .await
+            .unwrap();
+        handle.refresh().await.unwrap();
+    }
+    let before = handle.metadata().clone();
+    let start_sequence = before.current_snapshot().unwrap().sequence_number;
+    let io = handle.io().clone();
+    let files_before = live(&io, &before).await;
+    assert_eq!(files_before.len(), 8);
+    let mut groups = Vec::new();
+    let report = RewriteDataFiles::new()
+        .commit(
+            catalog.as_ref(),
+            handle.ident(),
+            env.as_ref(),
+            |i, n, files| {
+                groups.push((i, n, files));
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(groups, vec![(0, 1, 6)]);
+    assert_eq!(
+        (
+            report.groups,
+            report.files_rewritten,
+            report.files_written,
+            report.rows
+        ),
+        (1, 6, 1, 60)
+    );
+    handle.refresh().await.unwrap();
+    let after = handle.metadata().clone();
+    let files_after = live(&io, &after).await;
+    assert_eq!(files_after.len(), 3);
+    let new: Vec<_> = files_after
+        .iter()
+        .filter(|(p, _)| !files_before.contains_key(*p))
+        .collect();
+    assert_eq!(new.len(), 1);
+    // The starting snapshot's data sequence number, so later deletes apply as before.
+    assert_eq!(new[0].1.1, Some(start_sequence));
+    assert_eq!(ids(&io, &after).await, (0..80).collect::<Vec<_>>());
+    let head = after.current_snapshot().unwrap();
+    assert_eq!(head.operation(), Some(Operation::Replace));
+    let summary = head.summary.as_ref().unwrap();
+    assert_eq!(summary.get_i64("total-records"), Some(80));
+    assert_eq!(summary.get_i64("total-data-files"), Some(3));
+    assert_eq!(summary.get_i64("deleted-data-files"), Some(6));
+    assert_eq!(summary.get_i64("added-data-files"), Some(1));
+    // Nothing left to do.
+    let again = RewriteDataFiles::new()
+        .commit(catalog.as_ref(), handle.ident(), env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap();
+    assert!(again.metadata_location.is_none());
+    // `min_input_files(2)` takes `us` too.
+    let us = RewriteDataFiles::new()
+        .min_input_files(2)
+        .commit(catalog.as_ref(), handle.ident(), env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap();
+    assert_eq!(us.files_rewritten, 2);
+}
+
+#[tokio::test]
+async fn files_of_another_schema_are_skipped() {
+    let (catalog, mut handle, env) = table(FormatVersion::V2).await;
+    for k in 0..5 {
+        handle
+            .append(&[batch(k * 10..k * 10 + 10, "eu")])
+            .await
+            .unwrap();
+        handle.refresh().await.unwrap();
+    }
+    handle
+        .new_transaction()
+        .update_schema(|s| {
+            s.add_column(None, "note", PrimitiveType::String.into(), None)?;
+            Ok(())
+        })
+        .unwrap()
+        .commit()
+        .await
+        .unwrap();
+    let report = RewriteDataFiles::new()
+        .commit(catalog.as_ref(), handle.ident(), env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap();
+    assert_eq!(report.skipped_other_schema, 5);
+    assert!(report.metadata_location.is_none());
+}
+
+#[tokio::test]
+async fn of_two_racing_compactions_one_lands_and_the_other_conflicts() {
+    let (catalog, mut handle, env) = table(FormatVersion::V2).await;
+    for k in 0..5 {
+        handle
+            .append(&[batch(k * 10..k * 10 + 10, "eu")])
+            .await
+            .unwrap();
+        handle.refresh().await.unwrap();
+    }
+    let io = handle.io().clone();
+    let ident = handle.ident().clone();
+    let (first, second) = (RewriteDataFiles::new(), RewriteDataFiles::new());
+    let (a, b) = tokio::join!(
+        first.commit(catalog.as_ref(), &ident, env.as_ref(), |_, _, _| {}),
+        second.commit(catalog.as_ref(), &ident, env.as_ref(), |_, _, _| {}),
+    );
+    let (won, lost) = match (a, b) {
+        (Ok(r), Err(e)) | (Err(e), Ok(r)) => (r, e),
+        other => panic!("expected one landing and one conflict: {other:?}"),
+    };
+    assert!(matches!(lost, Error::RewriteConflict { .. }), "{lost}");
+    handle.refresh().await.unwrap();
+    let meta = handle.metadata();
+    assert_eq!(meta.current_snapshot_id, won.snapshot_id);
+    assert_eq!(ids(&io, meta).await, (0..50).collect::<Vec<_>>());
+    // The loser's files are gone: only what the table reaches is under data/.
+    let on_disk = io.list("memory://wh/db/t/data").await.unwrap();
+    let reached: Vec<String> = live(&io, meta).await.into_keys().collect();
+    let old: Vec<String> = on_disk
+        .into_iter()
+        .filter(|p| !reached.contains(p))
+        .collect();
+    // The five compacted-away files stay until an expiry; the loser left nothing.
+    assert_eq!(old.len(), 5, "{old:?}");
+}
+
+#[tokio::test]
+async fn v3_tables_are_refused() {
+    let (catalog, mut handle, env) = table(FormatVersion::V3).await;
+    handle.append(&[batch(0..10, "eu")]).await.unwrap();
+    handle.refresh().await.unwrap();
+    let err = RewriteDataFiles::new()
+        .commit(catalog.as_ref(), handle.ident(), env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotSupportedForTable { .. }), "{err}");
+}

@@ -1,0 +1,150 @@
+//! Reading data files back as Arrow batches, streamed with ranged reads through [`FileIo`]
+//! (parquet's async Arrow reader), for rewrites such as compaction: memory holds one batch
+//! and the pages it decodes, not the file.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use iceberg_io::FileIo;
+use iceberg_spec::Schema;
+use parquet::arrow::ParquetRecordBatchStreamBuilder;
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::async_reader::{AsyncFileReader, ParquetRecordBatchStream};
+use parquet::errors::ParquetError;
+use parquet::file::metadata::ParquetMetaData;
+
+use crate::error::{Error, Result};
+use crate::import::read_parquet_footer;
+
+/// A Parquet file read through [`FileIo`]: its footer once, then the byte ranges the
+/// reader asks for.
+#[derive(Debug, Clone)]
+pub struct FileIoReader {
+    io: FileIo,
+    path: String,
+    metadata: Option<Arc<ParquetMetaData>>,
+}
+
+impl FileIoReader {
+    /// A reader of the Parquet file at `path`.
+    pub fn new(io: &FileIo, path: &str) -> Self {
+        Self {
+            io: io.clone(),
+            path: path.to_string(),
+            metadata: None,
+        }
+    }
+
+    /// The file's footer (read once, in at most two ranged reads).
+    ///
+    /// # Errors
+    /// As [`read_parquet_footer`].
+    pub async fn metadata(&mut self) -> Result<Arc<ParquetMetaData>> {
+        if let Some(m) = &self.metadata {
+            return Ok(m.clone());
+        }
+        let (meta, _) = read_parquet_footer(&self.io, &self.path).await?;
+        let meta = Arc::new(meta);
+        self.metadata = Some(meta.clone());
+        Ok(meta)
+    }
+
+    /// Whether the file's columns are exactly `schema`'s: the same field ids under the same
+    /// names at every level (list elements and map entries by id alone), so its batches
+    /// write as the table's rows without renaming, adding or dropping a column. Files
+    /// without field ids never are.
+    ///
+    /// # Errors
+    /// As [`FileIoReader::metadata`]; a Parquet schema with no Arrow equivalent.
+    pub async fn has_columns_of(&mut self, schema: &Schema) -> Result<bool> {
+        let meta = self.metadata().await?;
+        let file_meta = meta.file_metadata();
+        let file = parquet::arrow::parquet_to_arrow_schema(
+            file_meta.schema_descr(),
+            file_meta.key_value_metadata(),
+        )
+        .map_err(|e| Error::parquet_read(&self.path, e))?;
+        let table = crate::to_arrow::arrow_schema(schema)?;
+        Ok(same_columns(file.fields(), table.fields(), true))
+    }
+
+    /// The file's rows as a stream of batches of at most `batch_size` rows.
+    ///
+    /// # Errors
+    /// The footer cannot be read, or the Parquet schema has no Arrow equivalent.
+    pub async fn into_stream(
+        mut self,
+        batch_size: usize,
+    ) -> Result<ParquetRecordBatchStream<FileIoReader>> {
+        let path = self.path.clone();
+        let meta = self.metadata().await?;
+        let options = ArrowReaderOptions::new();
+        let metadata = parquet::arrow::arrow_reader::ArrowReaderMetadata::try_new(meta, options)
+            .map_err(|e| Error::parquet_read(&path, e))?;
+        ParquetRecordBatchStreamBuilder::new_with_metadata(self, metadata)
+            .with_batch_size(batch_size.max(1))
+            .build()
+            .map_err(|e| Error::parquet_read(&path, e))
+    }
+}
+
+impl AsyncFileReader for FileIoReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        async move {
+            self.io
+                .read_range(&self.path, range)
+                .await
+                .map_err(|e| ParquetError::External(Box::new(e)))
+        }
+        .boxed()
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        _options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
+        async move {
+            self.metadata()
+                .await
+                .map_err(|e| ParquetError::External(Box::new(e)))
+        }
+        .boxed()
+    }
+}
+
+/// Whether two Arrow field lists carry the same columns: names (where `named`) and
+/// `PARQUET:field_id`s equal, recursively.
+fn same_columns(a: &arrow_schema::Fields, b: &arrow_schema::Fields, named: bool) -> bool {
+    a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| same_field(x, y, named))
+}
+
+fn same_field(a: &arrow_schema::Field, b: &arrow_schema::Field, named: bool) -> bool {
+    use arrow_schema::DataType;
+    let id = |f: &arrow_schema::Field| f.metadata().get("PARQUET:field_id").cloned();
+    if id(a).is_none() || id(a) != id(b) || (named && a.name() != b.name()) {
+        return false;
+    }
+    match (a.data_type(), b.data_type()) {
+        (DataType::Struct(x), DataType::Struct(y)) => same_columns(x, y, true),
+        (
+            DataType::List(x) | DataType::LargeList(x),
+            DataType::List(y) | DataType::LargeList(y),
+        ) => same_field(x, y, false),
+        (DataType::Map(x, _), DataType::Map(y, _)) => match (x.data_type(), y.data_type()) {
+            (DataType::Struct(kx), DataType::Struct(ky)) => same_columns(kx, ky, false),
+            _ => false,
+        },
+        (
+            DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..),
+            _,
+        )
+        | (
+            _,
+            DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..),
+        ) => false,
+        _ => true,
+    }
+}
