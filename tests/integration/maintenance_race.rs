@@ -1,7 +1,8 @@
-//! Snapshot expiry racing appends in other processes: four processes append while this one
-//! expires everything but the head, again and again. The table always loads; every file any
-//! kept snapshot reaches exists; every append that reported success has its rows in the table
-//! and no failed one does; every expiry lands, or fails with a typed error.
+//! Table maintenance racing appends in other processes: four processes append while this one
+//! compacts, rewrites the manifests and expires everything but the head, in turn, again and
+//! again. The table always loads; every file any kept snapshot reaches exists; every append
+//! that reported success has its rows in the table and no failed one does; every maintenance
+//! run lands, or fails with a typed error.
 //!
 //! The test binary re-runs itself as the appenders (`maintenance_race_worker` does nothing
 //! unless `ICEBERG_MAINTENANCE_WORKER` describes its job), each making a fixed number of
@@ -16,7 +17,8 @@ use std::time::Duration;
 use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::manifest::decode_manifest;
 use iceberg_append::{
-    Catalog, ExpireSnapshots, SystemEnvironment, TableCreation, read_manifest_list,
+    Catalog, ExpireSnapshots, RewriteDataFiles, RewriteManifests, SystemEnvironment, TableCreation,
+    read_manifest_list,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::properties::{
@@ -127,40 +129,64 @@ async fn race(kind: &str) {
         })
         .collect();
     let (mut expired, mut expiries, mut expiry_errors) = (0, 0, BTreeMap::<String, usize>::new());
+    let (mut compacted, mut rewritten) = (0, 0);
     let mut children = children;
     while children.iter_mut().any(|c| c.try_wait().unwrap().is_none()) {
         tokio::time::sleep(Duration::from_millis(5)).await;
-        let expiry = ExpireSnapshots::new().older_than_ms(i64::MAX);
         expiries += 1;
-        match expiry
-            .commit(catalog.as_ref(), &ident(), &SystemEnvironment)
-            .await
-        {
-            Ok(report) => {
-                assert!(
-                    report.cleanup_error.is_none(),
-                    "{kind}: {:?}",
-                    report.cleanup_error
-                );
-                expired += report.expired_snapshots.len();
-            }
-            Err(e) => {
-                assert!(
-                    matches!(
-                        e,
-                        iceberg_append::Error::UpdateRetriesExhausted { .. }
-                            | iceberg_append::Error::CommitStateUnknown { .. }
-                    ),
-                    "{kind}: an expiry failed untyped: {e}"
-                );
-                *expiry_errors.entry(format!("{e:.40}")).or_default() += 1;
-            }
+        // In turn: compact, rewrite the manifests, expire everything but the head.
+        let outcome = match expiries % 3 {
+            0 => RewriteDataFiles::new()
+                .commit(catalog.as_ref(), &ident(), &SystemEnvironment, |_, _, _| {})
+                .await
+                .map(|r| compacted += r.files_rewritten),
+            1 => RewriteManifests::new()
+                .commit(catalog.as_ref(), &ident(), &SystemEnvironment)
+                .await
+                .map(|r| rewritten += r.manifests_replaced),
+            _ => ExpireSnapshots::new()
+                .older_than_ms(i64::MAX)
+                .commit(catalog.as_ref(), &ident(), &SystemEnvironment)
+                .await
+                .map(|report| {
+                    assert!(
+                        report.cleanup_error.is_none(),
+                        "{kind}: {:?}",
+                        report.cleanup_error
+                    );
+                    expired += report.expired_snapshots.len();
+                }),
+        };
+        if let Err(e) = outcome {
+            assert!(
+                matches!(
+                    e,
+                    iceberg_append::Error::UpdateRetriesExhausted { .. }
+                        | iceberg_append::Error::RetriesExhausted { .. }
+                        | iceberg_append::Error::CommitStateUnknown { .. }
+                ),
+                "{kind}: a maintenance run failed untyped: {e}"
+            );
+            *expiry_errors.entry(format!("{e:.40}")).or_default() += 1;
         }
         let now = catalog.load_table(&ident()).await.unwrap();
         if now.metadata.current_snapshot().is_some() {
             check_table(&now, catalog.io()).await;
         }
     }
+    // Once more after the appends, so that each kind of run had something to do.
+    compacted += RewriteDataFiles::new()
+        .commit(catalog.as_ref(), &ident(), &SystemEnvironment, |_, _, _| {})
+        .await
+        .unwrap()
+        .files_rewritten;
+    expired += ExpireSnapshots::new()
+        .older_than_ms(i64::MAX)
+        .commit(catalog.as_ref(), &ident(), &SystemEnvironment)
+        .await
+        .unwrap()
+        .expired_snapshots
+        .len();
     let (mut landed, mut may_hold, mut failed) = (BTreeSet::new(), BTreeSet::new(), 0);
     for child in children {
         let out = child.wait_with_output().unwrap();
@@ -206,9 +232,14 @@ async fn race(kind: &str) {
         "{kind}: rows of failed appends: {stray:?}"
     );
     assert!(expired > 0, "{kind}: no expiry expired anything");
+    assert!(
+        compacted > 0,
+        "{kind}: no compaction compacted anything ({expiries} runs, errors {expiry_errors:?})"
+    );
     eprintln!(
-        "{kind}: {expiries} expiries against {WORKERS} appending processes: {} appends landed, \
-         {failed} failed, {expired} snapshots expired, expiry errors {expiry_errors:?}",
+        "{kind}: {expiries} maintenance runs against {WORKERS} appending processes: {} appends \
+         landed, {failed} failed, {expired} snapshots expired, {compacted} files compacted, \
+         {rewritten} manifests rewritten, errors {expiry_errors:?}",
         landed.len() as i64 / ROWS_PER_APPEND
     );
 }
