@@ -273,3 +273,95 @@ async fn v3_tables_are_refused() {
         .unwrap_err();
     assert!(matches!(err, Error::NotSupportedForTable { .. }), "{err}");
 }
+
+/// Every store operation of a compaction fails in turn, before or after the store: the
+/// table loads, everything it reaches exists and reads the same rows, and a failure leaves
+/// the table as it was (only orphans behind).
+#[tokio::test]
+async fn a_compaction_failing_at_any_store_operation_leaves_the_table_whole() {
+    use iceberg_io::testing::{FailPoint, FaultInjectingStore};
+    async fn faulty() -> (
+        Arc<InMemoryCatalog>,
+        TableIdent,
+        Arc<DeterministicEnvironment>,
+        FileIo,
+        FaultInjectingStore,
+    ) {
+        let store =
+            FaultInjectingStore::new(Arc::new(iceberg_io::object_store::memory::InMemory::new()));
+        let io = FileIo::with_store("memory://wh", Arc::new(store.clone()));
+        let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 11));
+        let catalog = Arc::new(InMemoryCatalog::new(io.clone(), env.clone()));
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", PrimitiveType::Long),
+                NestedField::optional(2, "region", PrimitiveType::String),
+            ],
+        )
+        .unwrap();
+        let mut creation = TableCreation::new("memory://wh/db/t", schema);
+        creation
+            .properties
+            .insert("commit.manifest-merge.enabled".into(), "false".into());
+        let ident = TableIdent::parse("db.t").unwrap();
+        catalog.create_table(&ident, creation).await.unwrap();
+        let dyn_catalog: Arc<dyn Catalog> = catalog.clone();
+        let mut handle = TableHandle::load(dyn_catalog, ident.clone(), env.clone())
+            .await
+            .unwrap();
+        for k in 0..5 {
+            handle
+                .append(&[batch(k * 10..k * 10 + 10, "eu")])
+                .await
+                .unwrap();
+            handle.refresh().await.unwrap();
+        }
+        (catalog, ident, env, io, store)
+    }
+    let (catalog, ident, env, _, store) = faulty().await;
+    let before = store.op_count();
+    RewriteDataFiles::new()
+        .commit(catalog.as_ref(), &ident, env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap();
+    let ops = store.op_count() - before;
+    assert!(ops > 10, "{ops}");
+    let mut failed = 0;
+    for n in 0..ops {
+        for point in [FailPoint::Before, FailPoint::After] {
+            let (catalog, ident, env, io, store) = faulty().await;
+            let start = catalog.load_table(&ident).await.unwrap().metadata;
+            store.fail_at(n + 1, point);
+            let result = RewriteDataFiles::new()
+                .commit(catalog.as_ref(), &ident, env.as_ref(), |_, _, _| {})
+                .await;
+            store.clear_faults();
+            let now = catalog.load_table(&ident).await.unwrap().metadata;
+            assert_eq!(
+                ids(&io, &now).await,
+                (0..50).collect::<Vec<_>>(),
+                "op {n} {point:?}"
+            );
+            let reached = crate::support::reachable(&io, &now).await;
+            assert_eq!(
+                crate::support::existing(&io, &reached).await,
+                reached,
+                "op {n} {point:?}"
+            );
+            match result {
+                Ok(_) => assert_ne!(now.current_snapshot_id, start.current_snapshot_id),
+                Err(e) => {
+                    failed += 1;
+                    if !e.is_commit_state_unknown() {
+                        assert_eq!(
+                            now.current_snapshot_id, start.current_snapshot_id,
+                            "op {n} {point:?}: {e}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(failed > 0);
+}
