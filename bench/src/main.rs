@@ -8,12 +8,16 @@
 //!   and one commit of 100,000 data files (issue 5).
 //! - `append-cli`: the release `iceberg append` of the events as one Parquet file, with its
 //!   peak memory (issue 7).
+//! - `maintenance`: a streaming table of many small fast appends, then compaction, manifest
+//!   rewrite and expiry: files, manifests, metadata size and append latency before and
+//!   after, and compaction's throughput (issue 20).
 //!
 //! Everything runs on local disk under `target/bench-tmp` and is deleted afterwards.
 
 mod cli_append;
 mod commit;
 mod data;
+mod maintenance;
 mod measure;
 mod python;
 mod write;
@@ -61,6 +65,12 @@ struct Cli {
     /// Table property `key=value` for the table `append-cli` creates; repeatable.
     #[arg(long = "table-property", value_name = "KEY=VALUE")]
     table_properties: Vec<String>,
+    /// `maintenance`: fast appends made before the maintenance.
+    #[arg(long, default_value_t = 2_000)]
+    appends: usize,
+    /// `maintenance`: rows per append.
+    #[arg(long, default_value_t = 1_000)]
+    rows_per_append: usize,
     /// Scratch folder (default `<workspace>/target/bench-tmp`).
     #[arg(long)]
     work_dir: Option<PathBuf>,
@@ -89,6 +99,8 @@ enum Which {
     Commit,
     /// `iceberg append` of the events data set (needs the release `iceberg` binary).
     AppendCli,
+    /// Many small appends, then compaction, manifest rewrite and expiry.
+    Maintenance,
     /// One run of the write matrix (internal: the matrix runs it as a process of its own).
     #[value(hide = true)]
     WriteOne,
@@ -181,6 +193,15 @@ async fn run(cli: Cli) -> Result<(), Box<dyn Error + Send + Sync>> {
             samples: cli.samples.max(1),
             big_files: cli.big_files,
             merge: !cli.no_merge,
+        })
+        .await?;
+    }
+    if matches!(cli.which, Which::All | Which::Maintenance) {
+        println!("\n## maintenance (issue 20)\n");
+        maintenance::run(&maintenance::MaintenanceArgs {
+            work_dir: work_dir.clone(),
+            appends: cli.appends.max(1),
+            rows_per_append: cli.rows_per_append.max(1),
         })
         .await?;
     }

@@ -91,6 +91,36 @@ impl FileIoReader {
     }
 }
 
+/// Reads the whole Parquet file at `path` in one request and decodes it into batches of at
+/// most `batch_size` rows, in a task of the current runtime: for small files, where the
+/// streamed reader's ranged reads would cost a request per column chunk.
+///
+/// # Errors
+/// The file cannot be read or is not valid Parquet.
+pub async fn read_whole_file(
+    io: &FileIo,
+    path: &str,
+    batch_size: usize,
+) -> Result<Vec<arrow_array::RecordBatch>> {
+    let bytes = io.read(path).await?;
+    let owned = path.to_string();
+    let decode = move || -> Result<Vec<arrow_array::RecordBatch>> {
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .map_err(|e| Error::parquet_read(&owned, e))?
+            .with_batch_size(batch_size.max(1))
+            .build()
+            .map_err(|e| Error::parquet_read(&owned, e))?;
+        reader
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::arrow("<batch>", e))
+    };
+    tokio::spawn(async move { decode() })
+        .await
+        .map_err(|e| Error::WriterFailed {
+            reason: format!("decoding {path} failed: {e}"),
+        })?
+}
+
 impl AsyncFileReader for FileIoReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
         async move {

@@ -19,12 +19,12 @@
 //! refused for now: their rewritten rows must keep their row ids, which the writer does not
 //! yet carry over.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use iceberg_io::FileIo;
 use iceberg_spec::snapshot::MAIN_BRANCH;
 use iceberg_spec::{
@@ -36,6 +36,7 @@ use iceberg_write::read::FileIoReader;
 use uuid::Uuid;
 
 use crate::append::read_manifest_list;
+use crate::append::uuid_fields_by_spec;
 use crate::catalog::{Catalog, TableIdent};
 use crate::commit::backoff;
 use crate::env::Environment;
@@ -43,7 +44,7 @@ use crate::error::{Error, Result};
 use crate::handle::write_options;
 use crate::manifest::{ManifestContext, decode_manifest, encode_manifests};
 use crate::manifest_list::encode_manifest_list;
-use crate::merge::inherit;
+use crate::merge::{MergeClass, inherit, partition_class};
 use crate::plan::{AttemptInputs, plan_fast_append};
 use crate::summary::AddedCounts;
 use crate::table::{Table, metadata_dir};
@@ -53,6 +54,16 @@ pub const DEFAULT_MIN_INPUT_FILES: usize = 5;
 
 /// Rows per batch when files are read back.
 const READ_BATCH_ROWS: usize = 64 * 1024;
+
+/// Files up to this size are read whole in one request (and a few ahead); larger ones are
+/// streamed.
+const WHOLE_FILE_BYTES: u64 = 8 << 20;
+
+/// Small files read ahead of the writer.
+const PREFETCH_FILES: usize = 8;
+
+/// Footers read at once when checking files' columns.
+const FOOTER_READS: usize = 16;
 
 /// A compaction (see the module docs).
 #[derive(Debug, Clone)]
@@ -150,7 +161,8 @@ impl RewriteDataFiles {
         };
         let start_sequence = head.sequence_number;
         let io = catalog.table_io(&start);
-        let (data, deletes) = live_files(&io, meta).await?;
+        let mut cache = Manifests::new();
+        let (data, deletes) = live_files(&io, meta, &mut cache).await?;
         let options = write_options(meta)?;
         let target = self
             .target_file_size_bytes
@@ -185,16 +197,12 @@ impl RewriteDataFiles {
         report.files_written = written.len();
         report.bytes_written = written.iter().map(size).sum();
         let removed: Vec<&Live> = groups.iter().flatten().collect();
-        let result = commit_rewrite(
-            catalog,
-            ident,
-            env,
-            &removed,
-            &written,
+        let inputs = Rewritten {
+            removed: &removed,
+            written: &written,
             start_sequence,
-            &mut report,
-        )
-        .await;
+        };
+        let result = commit_rewrite(catalog, ident, env, &inputs, &mut report, &mut cache).await;
         if let Err(e) = &result
             && !e.is_commit_state_unknown()
         {
@@ -236,11 +244,17 @@ impl RewriteDataFiles {
             if !worth(&candidates) {
                 continue;
             }
-            let mut same_schema = Vec::with_capacity(candidates.len());
-            for live in candidates {
-                let same = FileIoReader::new(io, &live.file.file_path)
+            // Footers read a few at a time, in order.
+            let checks: Vec<bool> = futures::stream::iter(candidates.iter().map(|live| async {
+                FileIoReader::new(io, &live.file.file_path)
                     .has_columns_of(schema)
-                    .await?;
+                    .await
+            }))
+            .buffered(FOOTER_READS)
+            .try_collect()
+            .await?;
+            let mut same_schema = Vec::with_capacity(candidates.len());
+            for (live, same) in candidates.into_iter().zip(checks) {
                 if same {
                     same_schema.push(live);
                 } else {
@@ -255,7 +269,9 @@ impl RewriteDataFiles {
     }
 }
 
-/// Reads the files of `group` and writes their rows as new data files of the table.
+/// Reads the files of `group` and writes their rows as new data files of the table. Small
+/// files are read whole, a few ahead of the writer (their requests and decoding overlap the
+/// encoding); larger ones are streamed with ranged reads.
 async fn rewrite_group(
     io: &FileIo,
     meta: &TableMetadata,
@@ -270,50 +286,76 @@ async fn rewrite_group(
         None,
         options,
     )?;
-    for live in group {
-        let stream = match FileIoReader::new(io, &live.file.file_path)
-            .into_stream(READ_BATCH_ROWS)
-            .await
-        {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = writer.abort().await;
-                return Err(e.into());
-            }
-        };
-        let mut stream = Box::pin(stream);
-        loop {
-            let batch = match stream.try_next().await {
-                Ok(Some(b)) => b,
-                Ok(None) => break,
-                Err(e) => {
-                    let _ = writer.abort().await;
-                    return Err(iceberg_write::Error::ParquetRead {
-                        path: live.file.file_path.clone(),
-                        source: e,
-                    }
-                    .into());
-                }
-            };
-            if let Err(e) = writer.write(&batch).await {
-                let _ = writer.abort().await;
-                return Err(e.into());
-            }
+    match write_group(io, &mut writer, group).await {
+        Ok(()) => Ok(writer.close().await?),
+        Err(e) => {
+            let _ = writer.abort().await;
+            Err(e)
         }
     }
-    Ok(writer.close().await?)
 }
 
-/// Commits the rewrite of `removed` into `written` as a `replace` snapshot, retried over
-/// concurrent commits that leave the inputs as they were.
+async fn write_group(io: &FileIo, writer: &mut DataFileWriter, group: &[Live]) -> Result<()> {
+    let mut i = 0;
+    while i < group.len() {
+        if size(&group[i].file) > WHOLE_FILE_BYTES {
+            let stream = FileIoReader::new(io, &group[i].file.file_path)
+                .into_stream(READ_BATCH_ROWS)
+                .await?;
+            let mut stream = Box::pin(stream);
+            while let Some(batch) =
+                stream
+                    .try_next()
+                    .await
+                    .map_err(|e| iceberg_write::Error::ParquetRead {
+                        path: group[i].file.file_path.clone(),
+                        source: e,
+                    })?
+            {
+                writer.write(&batch).await?;
+            }
+            i += 1;
+            continue;
+        }
+        // The run of small files from here, read whole and in order, a few at a time.
+        let end = group[i..]
+            .iter()
+            .position(|l| size(&l.file) > WHOLE_FILE_BYTES)
+            .map_or(group.len(), |p| i + p);
+        let mut reads =
+            futures::stream::iter(group[i..end].iter().map(|l| {
+                iceberg_write::read::read_whole_file(io, &l.file.file_path, READ_BATCH_ROWS)
+            }))
+            .buffered(PREFETCH_FILES);
+        while let Some(batches) = reads.try_next().await? {
+            for batch in &batches {
+                writer.write(batch).await?;
+            }
+        }
+        i = end;
+    }
+    Ok(())
+}
+
+/// What a compaction replaces with what, since which snapshot.
+struct Rewritten<'a> {
+    /// The files read and replaced.
+    removed: &'a [&'a Live],
+    /// The files written.
+    written: &'a [DataFile],
+    /// The sequence number of the snapshot the compaction started from.
+    start_sequence: i64,
+}
+
+/// Commits `inputs` as a `replace` snapshot, retried over concurrent commits that leave the
+/// inputs as they were.
 async fn commit_rewrite(
     catalog: &dyn Catalog,
     ident: &TableIdent,
     env: &dyn Environment,
-    removed: &[&Live],
-    written: &[DataFile],
-    start_sequence: i64,
+    inputs: &Rewritten<'_>,
     report: &mut CompactionReport,
+    cache: &mut Manifests,
 ) -> Result<()> {
     let mut base = catalog.load_table(ident).await?;
     let retry = TableProperties::parse(&base.metadata.properties)?.commit_retry;
@@ -330,13 +372,10 @@ async fn commit_rewrite(
             &io,
             &base,
             ident,
-            removed,
-            written,
-            start_sequence,
-            snapshot_id,
-            commit_uuid,
-            attempt,
+            inputs,
+            (snapshot_id, commit_uuid, attempt),
             env,
+            cache,
         )
         .await?;
         let base_location = base.metadata_location.clone().unwrap_or_default();
@@ -380,19 +419,20 @@ async fn commit_rewrite(
 /// Plans one attempt on `base` (after checking that the inputs are still as they were):
 /// writes the new files' manifest, the rewritten manifests and the manifest list; returns
 /// the metadata to commit and the paths written.
-#[allow(clippy::too_many_arguments)]
 async fn attempt_rewrite(
     io: &FileIo,
     base: &Table,
     ident: &TableIdent,
-    removed: &[&Live],
-    written: &[DataFile],
-    start_sequence: i64,
-    snapshot_id: i64,
-    commit_uuid: Uuid,
-    attempt: u32,
+    inputs: &Rewritten<'_>,
+    (snapshot_id, commit_uuid, attempt): (i64, Uuid, u32),
     env: &dyn Environment,
+    cache: &mut Manifests,
 ) -> Result<(TableMetadata, Vec<String>)> {
+    let Rewritten {
+        removed,
+        written,
+        start_sequence,
+    } = *inputs;
     let meta = &base.metadata;
     let conflict = |path: &str, reason: &str| Error::RewriteConflict {
         table: ident.to_string(),
@@ -405,12 +445,23 @@ async fn attempt_rewrite(
     let props = TableProperties::parse(&meta.properties)?;
     let listed = read_manifest_list(io, head.manifest_list.as_deref()).await?;
     let gone: HashSet<&str> = removed.iter().map(|l| l.file.file_path.as_str()).collect();
-    let (data, _) = live_files(io, meta).await?;
-    let live: HashSet<&str> = data.iter().map(|l| l.file.file_path.as_str()).collect();
+    let all = read_manifests(io, &listed, cache).await?;
+    let (mut live, mut new_deletes) = (HashSet::new(), Vec::new());
+    for (m, entries) in listed.iter().zip(&all) {
+        for e in inherit(m, entries.to_vec()) {
+            if e.status == ManifestStatus::Deleted {
+                continue;
+            }
+            if m.content == ManifestContent::Data {
+                live.insert(e.data_file.file_path);
+            } else if e.sequence_number.unwrap_or(0) > start_sequence {
+                new_deletes.push(e.data_file);
+            }
+        }
+    }
     if let Some(path) = gone.iter().find(|p| !live.contains(**p)) {
         return Err(conflict(path, "was removed by a concurrent commit"));
     }
-    let new_deletes: Vec<DataFile> = deletes_after(io, &listed, start_sequence).await?;
     let touched = delete_partitions(meta, &new_deletes);
     if let Some(l) = removed.iter().find(|l| touched.applies_to(&l.file)) {
         return Err(conflict(
@@ -456,23 +507,35 @@ async fn attempt_rewrite(
             new_manifests.push(m.file);
         }
     }
-    // Manifests holding a rewritten file: rewritten with it DELETED, the rest EXISTING.
-    for m in listed {
-        if m.content != ManifestContent::Data {
-            carried.push(Arc::new(m));
-            continue;
-        }
-        let bytes = io.read(&m.manifest_path).await?;
-        let decoded = decode_manifest(&m.manifest_path, &bytes)?;
-        if !decoded.entries.iter().any(|e| {
+    // Manifests holding a rewritten file: their entries rewritten together per spec (and
+    // uuid sign class, as merges keep them), that file DELETED, the rest EXISTING.
+    let data_manifests: Vec<ManifestFile> = listed
+        .iter()
+        .filter(|m| m.content == ManifestContent::Data)
+        .cloned()
+        .collect();
+    carried.extend(
+        listed
+            .into_iter()
+            .filter(|m| m.content != ManifestContent::Data)
+            .map(Arc::new),
+    );
+    let decoded = read_manifests(io, &data_manifests, cache).await?;
+    let uuid_fields = uuid_fields_by_spec(meta);
+    let mut rewritten: BTreeMap<(i32, MergeClass), Vec<ManifestEntry>> = BTreeMap::new();
+    for (m, entries) in data_manifests.into_iter().zip(decoded) {
+        let touched = entries.iter().any(|e| {
             e.status != ManifestStatus::Deleted && gone.contains(e.data_file.file_path.as_str())
-        }) {
+        });
+        if !touched {
             carried.push(Arc::new(m));
             continue;
         }
         replaced += 1;
-        let mut entries = Vec::new();
-        for mut e in inherit(&m, decoded.entries) {
+        let fields = uuid_fields
+            .get(&m.partition_spec_id)
+            .and_then(|f| f.as_deref());
+        for mut e in inherit(&m, entries.to_vec()) {
             if e.status == ManifestStatus::Deleted {
                 continue;
             }
@@ -485,11 +548,19 @@ async fn attempt_rewrite(
             } else {
                 e.status = ManifestStatus::Existing;
             }
-            entries.push(e);
+            let class = fields
+                .map(|f| partition_class(&e.data_file.partition, f))
+                .unwrap_or_default();
+            rewritten
+                .entry((m.partition_spec_id, class))
+                .or_default()
+                .push(e);
         }
-        let spec = meta.spec_by_id(m.partition_spec_id).ok_or_else(|| {
-            Error::invalid_manifest(&m.manifest_path, "its partition spec is not in the table")
-        })?;
+    }
+    for ((spec_id, _), entries) in rewritten {
+        let spec = meta
+            .spec_by_id(spec_id)
+            .ok_or_else(|| Error::invalid_manifest(&dir, format!("no partition spec {spec_id}")))?;
         let ctx = manifest_context(meta, &props, spec, marker)?;
         let first = new_manifests.len();
         for out in encode_manifests(&ctx, snapshot_id, &entries, |n| {
@@ -593,17 +664,56 @@ fn manifest_context<'a>(
     })
 }
 
-/// The live data files (with their data sequence numbers) and delete files of `meta`'s
-/// current snapshot.
-async fn live_files(io: &FileIo, meta: &TableMetadata) -> Result<(Vec<Live>, Vec<DataFile>)> {
+/// Decoded manifests by path, read once per compaction (a manifest never changes).
+type Manifests = HashMap<String, Arc<Vec<ManifestEntry>>>;
+
+/// The entries of `manifests`, in order, from `cache` or read a few at a time.
+async fn read_manifests(
+    io: &FileIo,
+    manifests: &[ManifestFile],
+    cache: &mut Manifests,
+) -> Result<Vec<Arc<Vec<ManifestEntry>>>> {
+    let missing: Vec<&ManifestFile> = manifests
+        .iter()
+        .filter(|m| !cache.contains_key(&m.manifest_path))
+        .collect();
+    let read: Vec<(String, Vec<ManifestEntry>)> =
+        futures::stream::iter(missing.into_iter().map(|m| async move {
+            let bytes = io.read(&m.manifest_path).await?;
+            let entries = decode_manifest(&m.manifest_path, &bytes)?.entries;
+            Ok::<_, Error>((m.manifest_path.clone(), entries))
+        }))
+        .buffered(FOOTER_READS)
+        .try_collect()
+        .await?;
+    for (path, entries) in read {
+        cache.insert(path, Arc::new(entries));
+    }
+    manifests
+        .iter()
+        .map(|m| {
+            cache
+                .get(&m.manifest_path)
+                .cloned()
+                .ok_or_else(|| Error::invalid_manifest(&m.manifest_path, "was not read"))
+        })
+        .collect()
+}
+
+/// The live data files and delete files of `meta`'s current snapshot.
+async fn live_files(
+    io: &FileIo,
+    meta: &TableMetadata,
+    cache: &mut Manifests,
+) -> Result<(Vec<Live>, Vec<DataFile>)> {
     let Some(head) = meta.current_snapshot() else {
         return Ok((Vec::new(), Vec::new()));
     };
     let (mut data, mut deletes) = (Vec::new(), Vec::new());
-    for m in read_manifest_list(io, head.manifest_list.as_deref()).await? {
-        let bytes = io.read(&m.manifest_path).await?;
-        let decoded = decode_manifest(&m.manifest_path, &bytes)?;
-        for e in inherit(&m, decoded.entries) {
+    let listed = read_manifest_list(io, head.manifest_list.as_deref()).await?;
+    let decoded = read_manifests(io, &listed, cache).await?;
+    for (m, entries) in listed.iter().zip(decoded) {
+        for e in inherit(m, entries.to_vec()) {
             if e.status == ManifestStatus::Deleted {
                 continue;
             }
@@ -614,23 +724,6 @@ async fn live_files(io: &FileIo, meta: &TableMetadata) -> Result<(Vec<Live>, Vec
         }
     }
     Ok((data, deletes))
-}
-
-/// The delete files of `listed` manifests committed after sequence number `after`.
-async fn deletes_after(io: &FileIo, listed: &[ManifestFile], after: i64) -> Result<Vec<DataFile>> {
-    let mut out = Vec::new();
-    for m in listed.iter().filter(|m| m.content != ManifestContent::Data) {
-        if m.sequence_number <= after {
-            continue;
-        }
-        let bytes = io.read(&m.manifest_path).await?;
-        for e in inherit(m, decode_manifest(&m.manifest_path, &bytes)?.entries) {
-            if e.status != ManifestStatus::Deleted && e.sequence_number.unwrap_or(0) > after {
-                out.push(e.data_file);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Where delete files may apply: (spec, partition) pairs, or everywhere.

@@ -50,11 +50,18 @@ pub(crate) async fn manifests_of(io: &FileIo, snapshots: &[&Snapshot]) -> Result
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let read: Vec<_> = futures::stream::iter(
-        lists
-            .iter()
-            .map(|path| async move { read_manifest_list(io, Some(path.as_str())).await }),
-    )
+    // Each list decoded in a task of its own: a long history is thousands of lists, each
+    // repeating most of its parent's rows, and decoding them is CPU work for every core.
+    let read: Vec<_> = futures::stream::iter(lists.iter().map(|path| {
+        let (io, owned) = (io.clone(), path.clone());
+        async move {
+            tokio::spawn(async move { read_manifest_list(&io, Some(owned.as_str())).await })
+                .await
+                .map_err(|e| {
+                    crate::error::Error::invalid_manifest(path, format!("its read failed: {e}"))
+                })?
+        }
+    }))
     .buffer_unordered(READ_CONCURRENCY)
     .try_collect()
     .await?;
