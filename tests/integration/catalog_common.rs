@@ -77,3 +77,25 @@ pub(crate) async fn write_ids(
     )
     .await?)
 }
+
+/// Runs this test binary again as `count` worker processes, each running only the test
+/// `worker` (`module::test_name`) with `env_var` set to `spec(i)`; their output is piped.
+pub(crate) fn spawn_workers(
+    worker: &str,
+    env_var: &str,
+    count: usize,
+    spec: impl Fn(usize) -> String,
+) -> Vec<std::process::Child> {
+    let exe = std::env::current_exe().unwrap();
+    (0..count)
+        .map(|w| {
+            std::process::Command::new(&exe)
+                .args([worker, "--exact", "--nocapture", "--test-threads=1"])
+                .env(env_var, spec(w))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect()
+}

@@ -5,7 +5,6 @@
 //! unless `ICEBERG_CATALOG_WORKER` describes its job.
 
 use std::collections::{BTreeMap, HashMap};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,7 +20,7 @@ use iceberg_spec::properties::{
     COMMIT_TOTAL_RETRY_TIME_MS, MANIFEST_MERGE_ENABLED,
 };
 
-use crate::catalog_common::{append_ids, schema};
+use crate::catalog_common::{append_ids, schema, spawn_workers};
 use crate::external;
 use iceberg_catalog::testing::RestServer;
 
@@ -129,23 +128,12 @@ async fn hammer(job: Job) {
     .collect();
     catalog.create_table(&ident(), creation).await.unwrap();
 
-    let exe = std::env::current_exe().unwrap();
-    let children: Vec<_> = (0..WORKERS)
-        .map(|w| {
-            Command::new(&exe)
-                .args([
-                    "catalog_concurrency::catalog_concurrency_worker",
-                    "--exact",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env(WORKER_ENV, job.encode(w))
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let children = spawn_workers(
+        "catalog_concurrency::catalog_concurrency_worker",
+        WORKER_ENV,
+        WORKERS,
+        |w| job.encode(w),
+    );
     let mut attempts = 0usize;
     for child in children {
         let out = child.wait_with_output().unwrap();

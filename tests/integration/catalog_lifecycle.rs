@@ -10,7 +10,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,11 +21,11 @@ use iceberg_spec::properties::{
     COMMIT_MAX_RETRY_WAIT_MS, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES,
 };
 
-use crate::catalog_common::{schema, try_append_ids};
+use crate::catalog_common::{schema, spawn_workers, try_append_ids};
 use crate::catalog_kills::{check_table, ident, open, snapshot_ids};
 
 const WORKER_ENV: &str = "ICEBERG_LIFECYCLE_WORKER";
-const WORKERS: i64 = 3;
+const WORKERS: usize = 3;
 /// Drop-and-create cycles the parent makes while the workers append.
 const CYCLES: usize = 4;
 /// Appends each worker makes after the last create; all must land.
@@ -199,26 +198,12 @@ async fn race(job: Job) {
         .await
         .unwrap();
     let mut created = vec![create(catalog.as_ref()).await];
-    let exe = std::env::current_exe().unwrap();
-    let children: Vec<_> = (0..WORKERS)
-        .map(|w| {
-            Command::new(&exe)
-                .args([
-                    "catalog_lifecycle::catalog_lifecycle_worker",
-                    "--exact",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env(
-                    WORKER_ENV,
-                    format!("{kind}|{}|{}|{w}", job.dir.display(), job.endpoint),
-                )
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let children = spawn_workers(
+        "catalog_lifecycle::catalog_lifecycle_worker",
+        WORKER_ENV,
+        WORKERS,
+        |w| format!("{kind}|{}|{}|{w}", job.dir.display(), job.endpoint),
+    );
     for cycle in 0..CYCLES {
         tokio::time::sleep(Duration::from_millis(150)).await;
         let purge = cycle % 2 == 0;
@@ -319,7 +304,7 @@ async fn race(job: Job) {
         "{kind}: rows of failed appends in the table: {stray:?}"
     );
     let last_round = reports.iter().filter(|r| r.last_round).count();
-    assert_eq!(last_round as i64, WORKERS * FINAL_APPENDS, "{kind}");
+    assert_eq!(last_round as i64, WORKERS as i64 * FINAL_APPENDS, "{kind}");
     eprintln!(
         "{kind}: {CYCLES} drop/create cycles against {WORKERS} appending processes: {} appends, \
          {landed} landed ({landed_earlier} in a table dropped since), {unknown} unknown, \

@@ -10,7 +10,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,11 +24,11 @@ use iceberg_spec::properties::{
     COMMIT_MAX_RETRY_WAIT_MS, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES,
 };
 
-use crate::catalog_common::{schema, try_append_ids};
+use crate::catalog_common::{schema, spawn_workers, try_append_ids};
 use crate::catalog_kills::{check_table, ident, open};
 
 const WORKER_ENV: &str = "ICEBERG_MAINTENANCE_WORKER";
-const WORKERS: i64 = 4;
+const WORKERS: usize = 4;
 /// Appends each worker makes.
 const APPENDS: i64 = 30;
 const ROWS_PER_APPEND: i64 = 2;
@@ -111,23 +110,12 @@ async fn race(kind: &str) {
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     catalog.create_table(&ident(), creation).await.unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let children: Vec<_> = (0..WORKERS)
-        .map(|w| {
-            Command::new(&exe)
-                .args([
-                    "maintenance_race::maintenance_race_worker",
-                    "--exact",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env(WORKER_ENV, format!("{kind}|{}|{w}", dir.path().display()))
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let children = spawn_workers(
+        "maintenance_race::maintenance_race_worker",
+        WORKER_ENV,
+        WORKERS,
+        |w| format!("{kind}|{}|{w}", dir.path().display()),
+    );
     let (mut expired, mut expiries, mut expiry_errors) = (0, 0, BTreeMap::<String, usize>::new());
     let (mut compacted, mut rewritten) = (0, 0);
     let mut children = children;

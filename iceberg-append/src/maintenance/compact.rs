@@ -21,7 +21,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
@@ -35,10 +34,10 @@ use iceberg_write::DataFileWriter;
 use iceberg_write::read::FileIoReader;
 use uuid::Uuid;
 
+use super::replace::{Planned, commit_planned, new_snapshot_id};
 use crate::append::read_manifest_list;
 use crate::append::uuid_fields_by_spec;
 use crate::catalog::{Catalog, TableIdent};
-use crate::commit::backoff;
 use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::handle::write_options;
@@ -357,63 +356,39 @@ async fn commit_rewrite(
     report: &mut CompactionReport,
     cache: &mut Manifests,
 ) -> Result<()> {
-    let mut base = catalog.load_table(ident).await?;
-    let retry = TableProperties::parse(&base.metadata.properties)?.commit_retry;
-    let mut snapshot_id = env.new_snapshot_id();
-    while base.metadata.snapshot_by_id(snapshot_id).is_some() {
-        snapshot_id = env.new_snapshot_id();
-    }
+    let base = catalog.load_table(ident).await?;
+    let snapshot_id = new_snapshot_id(&base.metadata, env);
     let commit_uuid = env.new_uuid();
-    let started = Instant::now();
-    let mut attempt = 1u32;
-    loop {
-        let io = catalog.table_io(&base);
-        let plan = attempt_rewrite(
-            &io,
-            &base,
-            ident,
-            inputs,
-            (snapshot_id, commit_uuid, attempt),
-            env,
-            cache,
-        )
-        .await?;
-        let base_location = base.metadata_location.clone().unwrap_or_default();
-        let error = match catalog.commit(ident, &base_location, &plan.0).await {
-            Ok(location) => {
-                report.metadata_location = Some(location);
-                report.snapshot_id = Some(snapshot_id);
-                report.attempts = attempt;
-                return Ok(());
-            }
-            Err(e) if e.is_commit_conflict() => e,
-            Err(e) => {
-                if !e.is_commit_state_unknown() {
-                    let _ = io.delete_many(plan.1).await;
-                }
-                return Err(e);
-            }
-        };
-        base = catalog.load_table(ident).await?;
-        if base.metadata.current_snapshot_id == Some(snapshot_id) {
-            report.metadata_location = base.metadata_location.clone();
-            report.snapshot_id = Some(snapshot_id);
-            report.attempts = attempt;
-            return Ok(());
-        }
-        let _ = io.delete_many(plan.1).await;
-        let out_of_time = started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
-        if attempt > retry.num_retries || out_of_time {
-            return Err(Error::RetriesExhausted {
-                table: ident.to_string(),
-                snapshot_id,
-                attempts: attempt,
-                last: Box::new(error),
-            });
-        }
-        tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env)).await;
-        attempt += 1;
+    let committed = commit_planned(
+        catalog,
+        ident,
+        env,
+        snapshot_id,
+        async |base: &Table, io: &FileIo, attempt: u32| {
+            let (metadata, written) = attempt_rewrite(
+                io,
+                base,
+                ident,
+                inputs,
+                (snapshot_id, commit_uuid, attempt),
+                env,
+                cache,
+            )
+            .await?;
+            Ok(Some(Planned {
+                metadata,
+                written,
+                value: (),
+            }))
+        },
+    )
+    .await?;
+    if let Some(c) = committed {
+        report.metadata_location = Some(c.metadata_location);
+        report.snapshot_id = Some(snapshot_id);
+        report.attempts = c.attempts;
     }
+    Ok(())
 }
 
 /// Plans one attempt on `base` (after checking that the inputs are still as they were):

@@ -7,6 +7,7 @@ mod compact;
 mod expire;
 mod orphans;
 mod reach;
+mod replace;
 mod rewrite_manifests;
 
 #[cfg(feature = "write")]

@@ -16,7 +16,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use iceberg_io::FileIo;
@@ -26,9 +25,9 @@ use iceberg_spec::{
 };
 use uuid::Uuid;
 
+use super::replace::{Planned, commit_planned, new_snapshot_id};
 use crate::append::{read_manifest_list, uuid_fields_by_spec};
 use crate::catalog::{Catalog, TableIdent};
-use crate::commit::backoff;
 use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::manifest::{ManifestContext, decode_manifest, encode_manifests};
@@ -95,65 +94,33 @@ impl RewriteManifests {
         ident: &TableIdent,
         env: &dyn Environment,
     ) -> Result<RewriteReport> {
-        let mut base = catalog.load_table(ident).await?;
-        let retry = TableProperties::parse(&base.metadata.properties)?.commit_retry;
+        let base = catalog.load_table(ident).await?;
         let snapshot_id = new_snapshot_id(&base.metadata, env);
         let commit_uuid = env.new_uuid();
-        let started = Instant::now();
-        let mut attempt = 1u32;
-        loop {
-            let io = catalog.table_io(&base);
-            let Some(planned) = self
-                .attempt(&io, &base, snapshot_id, commit_uuid, attempt, env)
-                .await?
-            else {
-                return Ok(RewriteReport {
-                    attempts: attempt,
-                    ..RewriteReport::default()
-                });
-            };
-            let base_location = base.metadata_location.clone().unwrap_or_default();
-            let error = match catalog
-                .commit(ident, &base_location, &planned.metadata)
-                .await
-            {
-                Ok(location) => {
-                    return Ok(RewriteReport {
-                        metadata_location: Some(location),
-                        attempts: attempt,
-                        ..planned.report
-                    });
-                }
-                Err(e) if e.is_commit_conflict() => e,
-                Err(e) => {
-                    if !e.is_commit_state_unknown() {
-                        let _ = io.delete_many(planned.written).await;
-                    }
-                    return Err(e);
-                }
-            };
-            base = catalog.load_table(ident).await?;
-            if base.metadata.current_snapshot_id == Some(snapshot_id) {
-                // Our swap landed and its answer was lost.
-                return Ok(RewriteReport {
-                    metadata_location: base.metadata_location.clone(),
-                    attempts: attempt,
-                    ..planned.report
-                });
-            }
-            let _ = io.delete_many(planned.written).await;
-            let out_of_time = started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
-            if attempt > retry.num_retries || out_of_time {
-                return Err(Error::RetriesExhausted {
-                    table: ident.to_string(),
-                    snapshot_id,
-                    attempts: attempt,
-                    last: Box::new(error),
-                });
-            }
-            tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env)).await;
-            attempt += 1;
-        }
+        let committed = commit_planned(
+            catalog,
+            ident,
+            env,
+            snapshot_id,
+            async |base: &Table, io: &FileIo, attempt: u32| {
+                let planned = self
+                    .attempt(io, base, snapshot_id, commit_uuid, attempt, env)
+                    .await?;
+                Ok(planned.map(|a| Planned {
+                    metadata: a.metadata,
+                    written: a.written,
+                    value: a.report,
+                }))
+            },
+        )
+        .await?;
+        Ok(
+            committed.map_or_else(RewriteReport::default, |c| RewriteReport {
+                metadata_location: Some(c.metadata_location),
+                attempts: c.attempts,
+                ..c.value
+            }),
+        )
     }
 
     /// Plans the rewrite of `base`'s head and writes its manifests and list; `None` when no
@@ -345,13 +312,4 @@ fn compare_partitions(
         }
     }
     a.len().cmp(&b.len())
-}
-
-/// A snapshot id not yet in `meta`.
-fn new_snapshot_id(meta: &TableMetadata, env: &dyn Environment) -> i64 {
-    let mut id = env.new_snapshot_id();
-    while meta.snapshot_by_id(id).is_some() {
-        id = env.new_snapshot_id();
-    }
-    id
 }

@@ -34,8 +34,20 @@ async fn table(
     TableHandle,
     Arc<DeterministicEnvironment>,
 ) {
+    table_on(FileIo::memory(), version).await
+}
+
+/// [`table`] on `io`.
+async fn table_on(
+    io: FileIo,
+    version: FormatVersion,
+) -> (
+    Arc<InMemoryCatalog>,
+    TableHandle,
+    Arc<DeterministicEnvironment>,
+) {
     let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 11));
-    let catalog = Arc::new(InMemoryCatalog::new(FileIo::memory(), env.clone()));
+    let catalog = Arc::new(InMemoryCatalog::new(io, env.clone()));
     let schema = Schema::new(
         0,
         vec![
@@ -290,26 +302,7 @@ async fn a_compaction_failing_at_any_store_operation_leaves_the_table_whole() {
         let store =
             FaultInjectingStore::new(Arc::new(iceberg_io::object_store::memory::InMemory::new()));
         let io = FileIo::with_store("memory://wh", Arc::new(store.clone()));
-        let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 11));
-        let catalog = Arc::new(InMemoryCatalog::new(io.clone(), env.clone()));
-        let schema = Schema::new(
-            0,
-            vec![
-                NestedField::required(1, "id", PrimitiveType::Long),
-                NestedField::optional(2, "region", PrimitiveType::String),
-            ],
-        )
-        .unwrap();
-        let mut creation = TableCreation::new("memory://wh/db/t", schema);
-        creation
-            .properties
-            .insert("commit.manifest-merge.enabled".into(), "false".into());
-        let ident = TableIdent::parse("db.t").unwrap();
-        catalog.create_table(&ident, creation).await.unwrap();
-        let dyn_catalog: Arc<dyn Catalog> = catalog.clone();
-        let mut handle = TableHandle::load(dyn_catalog, ident.clone(), env.clone())
-            .await
-            .unwrap();
+        let (catalog, mut handle, env) = table_on(io.clone(), FormatVersion::V2).await;
         for k in 0..5 {
             handle
                 .append(&[batch(k * 10..k * 10 + 10, "eu")])
@@ -317,7 +310,7 @@ async fn a_compaction_failing_at_any_store_operation_leaves_the_table_whole() {
                 .unwrap();
             handle.refresh().await.unwrap();
         }
-        (catalog, ident, env, io, store)
+        (catalog, handle.ident().clone(), env, io, store)
     }
     let (catalog, ident, env, _, store) = faulty().await;
     let before = store.op_count();

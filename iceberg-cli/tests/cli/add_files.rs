@@ -152,13 +152,7 @@ fn pyiceberg_reads_pyarrow_files_added_in_place() {
         "--create",
     ]);
     assert!(out.contains("added 4 existing file(s), 3000 rows"), "{out}");
-    let wh = std::fs::canonicalize(env.warehouse()).unwrap();
-    let v = crate::run_python(
-        Command::new(python)
-            .arg("-c")
-            .arg(READ)
-            .arg(wh.display().to_string()),
-    );
+    let v = crate::python_on_warehouse(python, READ, &env);
     let plain_rows = &v["db.plain"]["rows"];
     assert_eq!(plain_rows.as_array().unwrap().len(), 3000);
     assert_eq!(v["db.hive"]["rows"], *plain_rows);

@@ -1,8 +1,6 @@
 //! `iceberg compact`: six small appends into one partition become one file, PyIceberg reads
 //! every row, and a second run has nothing to do.
 
-use std::process::Command;
-
 use crate::Env;
 
 const READ: &str = r#"
@@ -45,13 +43,7 @@ fn compact_rewrites_small_files_into_one_and_keeps_every_row() {
     else {
         return;
     };
-    let wh = std::fs::canonicalize(env.warehouse()).unwrap();
-    let v = crate::run_python(
-        Command::new(python)
-            .arg("-c")
-            .arg(READ)
-            .arg(wh.display().to_string()),
-    );
+    let v = crate::python_on_warehouse(python, READ, &env);
     let ids: Vec<i64> = (0..6).chain(10..16).collect();
     assert_eq!(v["ids"], serde_json::json!(ids));
     assert_eq!(v["files"], 1);

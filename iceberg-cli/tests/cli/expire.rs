@@ -2,8 +2,6 @@
 //! kept snapshots (time travel in PyIceberg), removes the older ones with their manifest
 //! lists and the manifests a merge replaced, and keeps every data file still live.
 
-use std::process::Command;
-
 use crate::{Env, files_under};
 
 const READ: &str = r#"
@@ -103,13 +101,7 @@ fn expire_keeps_the_rows_and_the_kept_snapshots_and_deletes_what_only_old_ones_r
     let Some(python) = crate::python("expire_keeps_the_rows_and_the_kept_snapshots") else {
         return;
     };
-    let wh = std::fs::canonicalize(env.warehouse()).unwrap();
-    let v = crate::run_python(
-        Command::new(python)
-            .arg("-c")
-            .arg(READ)
-            .arg(wh.display().to_string()),
-    );
+    let v = crate::python_on_warehouse(python, READ, &env);
     let all: Vec<i64> = (0..10).collect();
     assert_eq!(v["current"], serde_json::json!(all));
     // The kept parent still reads as it was: the first four appends' rows.

@@ -2,8 +2,6 @@
 //! Needs `ICEBERG_TEST_PYTHON` (a python with pyiceberg 0.12); prints a loud SKIPPED line
 //! without it, and fails instead when `ICEBERG_TEST_REQUIRE_EXTERNAL` is set.
 
-use std::process::Command;
-
 use crate::{Env, fixtures};
 
 const SCAN: &str = r#"
@@ -41,13 +39,7 @@ fn pyiceberg_reads_a_table_the_cli_made() {
         csv.to_str().unwrap(),
         pq.to_str().unwrap(),
     ]);
-    let wh = std::fs::canonicalize(env.warehouse()).unwrap();
-    let v = crate::run_python(
-        Command::new(python)
-            .arg("-c")
-            .arg(SCAN)
-            .arg(wh.display().to_string()),
-    );
+    let v = crate::python_on_warehouse(python, SCAN, &env);
     assert_eq!(v["ids"], serde_json::json!([1, 2, 3, 7, 8]));
     assert_eq!(v["names"][1], serde_json::Value::Null);
     assert_eq!(v["snapshots"], 1);
@@ -86,13 +78,7 @@ fn pyiceberg_reads_columns_written_plain() {
     }
     let path = env.write("plain.csv", &csv);
     env.ok(&["append", "db.plain", path.to_str().unwrap(), "--create"]);
-    let wh = std::fs::canonicalize(env.warehouse()).unwrap();
-    let v = crate::run_python(
-        Command::new(python)
-            .arg("-c")
-            .arg(PLAIN_SCAN)
-            .arg(wh.display().to_string()),
-    );
+    let v = crate::python_on_warehouse(python, PLAIN_SCAN, &env);
     assert_eq!(
         v["dictionaries"],
         serde_json::json!({"id": false, "text": false, "kind": true})

@@ -214,6 +214,18 @@ pub(crate) fn pyiceberg_read(env: &Env, table: &str) -> Option<Value> {
     ))
 }
 
+/// Runs the python `script` with the test warehouse's canonical path as its argument, and
+/// parses the one JSON value it prints.
+pub(crate) fn python_on_warehouse(python: std::ffi::OsString, script: &str, env: &Env) -> Value {
+    let wh = std::fs::canonicalize(env.warehouse()).unwrap();
+    run_python(
+        Command::new(python)
+            .arg("-c")
+            .arg(script)
+            .arg(wh.display().to_string()),
+    )
+}
+
 /// Runs a python command that prints one JSON value, and parses it (a failure shows its
 /// output).
 pub(crate) fn run_python(command: &mut Command) -> Value {

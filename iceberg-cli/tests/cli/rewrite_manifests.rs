@@ -1,8 +1,6 @@
 //! `iceberg rewrite-manifests`: five appends' manifests become one `replace` snapshot, and
 //! PyIceberg reads the same rows, pruning by partition as before.
 
-use std::process::Command;
-
 use crate::Env;
 
 const READ: &str = r#"
@@ -49,13 +47,7 @@ fn rewrite_manifests_folds_five_appends_into_one_manifest() {
     else {
         return;
     };
-    let wh = std::fs::canonicalize(env.warehouse()).unwrap();
-    let v = crate::run_python(
-        Command::new(python)
-            .arg("-c")
-            .arg(READ)
-            .arg(wh.display().to_string()),
-    );
+    let v = crate::python_on_warehouse(python, READ, &env);
     let ids: Vec<i64> = (0..5).chain(10..15).collect();
     assert_eq!(v["ids"], serde_json::json!(ids));
     assert_eq!(v["k3"], serde_json::json!([3, 13]));
