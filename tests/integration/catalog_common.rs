@@ -20,6 +20,16 @@ pub(crate) fn schema() -> Schema {
     .unwrap()
 }
 
+/// Creation of a table of [`schema`] at the catalog's default location with `properties`.
+pub(crate) fn creation_with(properties: &[(&str, &str)]) -> iceberg_append::TableCreation {
+    let mut creation = iceberg_append::TableCreation::new("", schema());
+    creation.properties = properties
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    creation
+}
+
 /// Rows `ids` with names `n<id>`, shaped by the table's current schema (its `id` and
 /// `name`; columns an evolution added after them are left to the writer's nulls).
 pub(crate) fn batch(schema: &Schema, ids: impl IntoIterator<Item = i64>) -> RecordBatch {

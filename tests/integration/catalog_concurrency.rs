@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use iceberg_append::catalog::NamespaceIdent;
-use iceberg_append::{Catalog, SystemEnvironment, TableCreation, TableIdent};
+use iceberg_append::{Catalog, SystemEnvironment, TableIdent};
 use iceberg_catalog::{
     ObjectStoreCatalog, RestCatalog, RestCatalogConfig, SqlCatalog, SqlCatalogConfig,
 };
@@ -20,7 +20,7 @@ use iceberg_spec::properties::{
     COMMIT_TOTAL_RETRY_TIME_MS, MANIFEST_MERGE_ENABLED,
 };
 
-use crate::catalog_common::{append_ids, schema, spawn_workers};
+use crate::catalog_common::{append_ids, creation_with, spawn_workers};
 use crate::external;
 use iceberg_catalog::testing::RestServer;
 
@@ -113,19 +113,16 @@ async fn hammer(job: Job) {
             .unwrap();
     }
     let location = format!("{}/db/hot", job.warehouse);
-    let mut creation = TableCreation::new(location, schema());
-    creation.format_version = FormatVersion::V3;
-    creation.properties = [
+    let mut creation = creation_with(&[
         (COMMIT_NUM_RETRIES, "1000"),
         (COMMIT_MIN_RETRY_WAIT_MS, "5"),
         (COMMIT_MAX_RETRY_WAIT_MS, "200"),
         (COMMIT_TOTAL_RETRY_TIME_MS, "600000"),
         // Java's default append: manifests merge once there are 100 (from append ~100 on).
         (MANIFEST_MERGE_ENABLED, "true"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    ]);
+    creation.location = location;
+    creation.format_version = FormatVersion::V3;
     catalog.create_table(&ident(), creation).await.unwrap();
 
     let children = spawn_workers(

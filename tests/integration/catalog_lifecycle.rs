@@ -14,14 +14,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use iceberg_append::catalog::NamespaceIdent;
-use iceberg_append::{Catalog, SystemEnvironment, Table, TableCreation};
+use iceberg_append::{Catalog, SystemEnvironment, Table};
 use iceberg_catalog::ObjectStoreCatalog;
 use iceberg_io::FileIo;
 use iceberg_spec::properties::{
     COMMIT_MAX_RETRY_WAIT_MS, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES,
 };
 
-use crate::catalog_common::{schema, spawn_workers, try_append_ids};
+use crate::catalog_common::{creation_with, spawn_workers, try_append_ids};
 use crate::catalog_kills::{check_table, ident, open, snapshot_ids};
 
 const WORKER_ENV: &str = "ICEBERG_LIFECYCLE_WORKER";
@@ -165,15 +165,11 @@ fn parse_report(line: &str) -> Option<Report> {
 
 /// Creates `db.t` with quick, patient commit retries; returns its UUID.
 async fn create(catalog: &dyn Catalog) -> String {
-    let mut creation = TableCreation::new("", schema());
-    creation.properties = [
+    let creation = creation_with(&[
         (COMMIT_NUM_RETRIES, "50"),
         (COMMIT_MIN_RETRY_WAIT_MS, "5"),
         (COMMIT_MAX_RETRY_WAIT_MS, "100"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    ]);
     // On the object-store catalog a writer may briefly re-create a version the drop just
     // deleted (it deletes it again on seeing its base gone): the table exists for that moment.
     let mut tries = 0;

@@ -16,7 +16,7 @@ use std::time::Duration;
 use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::manifest::decode_manifest;
 use iceberg_append::{
-    Catalog, ExpireSnapshots, RewriteDataFiles, RewriteManifests, SystemEnvironment, TableCreation,
+    Catalog, ExpireSnapshots, RewriteDataFiles, RewriteManifests, SystemEnvironment,
     read_manifest_list,
 };
 use iceberg_io::FileIo;
@@ -24,7 +24,7 @@ use iceberg_spec::properties::{
     COMMIT_MAX_RETRY_WAIT_MS, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES,
 };
 
-use crate::catalog_common::{schema, spawn_workers, try_append_ids};
+use crate::catalog_common::{creation_with, spawn_workers, try_append_ids};
 use crate::catalog_kills::{check_table, ident, open};
 
 const WORKER_ENV: &str = "ICEBERG_MAINTENANCE_WORKER";
@@ -100,15 +100,11 @@ async fn race(kind: &str) {
         .create_namespace(&NamespaceIdent::parse("db").unwrap(), BTreeMap::new())
         .await
         .unwrap();
-    let mut creation = TableCreation::new("", schema());
-    creation.properties = [
+    let creation = creation_with(&[
         (COMMIT_NUM_RETRIES, "100"),
         (COMMIT_MIN_RETRY_WAIT_MS, "5"),
         (COMMIT_MAX_RETRY_WAIT_MS, "100"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    ]);
     catalog.create_table(&ident(), creation).await.unwrap();
     let children = spawn_workers(
         "maintenance_race::maintenance_race_worker",

@@ -76,6 +76,17 @@ async fn table_on(
     (catalog, handle, env)
 }
 
+/// Appends one 10-row file per `k` in `files` (ids `k*10..k*10+10`) to `region`.
+async fn append_small_files(handle: &mut TableHandle, files: std::ops::Range<i64>, region: &str) {
+    for k in files {
+        handle
+            .append(&[batch(k * 10..k * 10 + 10, region)])
+            .await
+            .unwrap();
+        handle.refresh().await.unwrap();
+    }
+}
+
 fn batch(ids: std::ops::Range<i64>, region: &str) -> RecordBatch {
     let schema = ArrowSchema::new(vec![
         Field::new("id", DataType::Int64, false),
@@ -133,21 +144,9 @@ async fn ids(io: &FileIo, meta: &TableMetadata) -> Vec<i64> {
 #[tokio::test]
 async fn small_files_of_each_partition_become_one_and_keep_every_row() {
     let (catalog, mut handle, env) = table(FormatVersion::V2).await;
-    for k in 0..6 {
-        handle
-            .append(&[batch(k * 10..k * 10 + 10, "eu")])
-            .await
-            .unwrap();
-        handle.refresh().await.unwrap();
-    }
+    append_small_files(&mut handle, 0..6, "eu").await;
     // Only two small files in `us`: left alone.
-    for k in 6..8 {
-        handle
-            .append(&[batch(k * 10..k * 10 + 10, "us")])
-            .await
-            .unwrap();
-        handle.refresh().await.unwrap();
-    }
+    append_small_files(&mut handle, 6..8, "us").await;
     let before = handle.metadata().clone();
     let start_sequence = before.current_snapshot().unwrap().sequence_number;
     let io = handle.io().clone();
@@ -212,13 +211,7 @@ async fn small_files_of_each_partition_become_one_and_keep_every_row() {
 #[tokio::test]
 async fn files_of_another_schema_are_skipped() {
     let (catalog, mut handle, env) = table(FormatVersion::V2).await;
-    for k in 0..5 {
-        handle
-            .append(&[batch(k * 10..k * 10 + 10, "eu")])
-            .await
-            .unwrap();
-        handle.refresh().await.unwrap();
-    }
+    append_small_files(&mut handle, 0..5, "eu").await;
     handle
         .new_transaction()
         .update_schema(|s| {
@@ -240,13 +233,7 @@ async fn files_of_another_schema_are_skipped() {
 #[tokio::test]
 async fn of_two_racing_compactions_one_lands_and_the_other_conflicts() {
     let (catalog, mut handle, env) = table(FormatVersion::V2).await;
-    for k in 0..5 {
-        handle
-            .append(&[batch(k * 10..k * 10 + 10, "eu")])
-            .await
-            .unwrap();
-        handle.refresh().await.unwrap();
-    }
+    append_small_files(&mut handle, 0..5, "eu").await;
     let io = handle.io().clone();
     let ident = handle.ident().clone();
     let (first, second) = (RewriteDataFiles::new(), RewriteDataFiles::new());
@@ -303,13 +290,7 @@ async fn a_compaction_failing_at_any_store_operation_leaves_the_table_whole() {
             FaultInjectingStore::new(Arc::new(iceberg_io::object_store::memory::InMemory::new()));
         let io = FileIo::with_store("memory://wh", Arc::new(store.clone()));
         let (catalog, mut handle, env) = table_on(io.clone(), FormatVersion::V2).await;
-        for k in 0..5 {
-            handle
-                .append(&[batch(k * 10..k * 10 + 10, "eu")])
-                .await
-                .unwrap();
-            handle.refresh().await.unwrap();
-        }
+        append_small_files(&mut handle, 0..5, "eu").await;
         (catalog, handle.ident().clone(), env, io, store)
     }
     let (catalog, ident, env, _, store) = faulty().await;

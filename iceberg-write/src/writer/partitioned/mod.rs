@@ -379,17 +379,9 @@ impl DataFileWriter {
             .is_some_and(|last| last.row() > sorted.key(i))
     }
 
-    /// Opens a file for the partition `key` unless one is open, making room under the cap
-    /// (counting `in_use` files taken out by running tasks).
-    async fn ensure_open(
-        &mut self,
-        key: &[u8],
-        values: &[Option<Datum>],
-        in_use: usize,
-    ) -> Result<()> {
-        if self.open.contains_key(key) {
-            return Ok(());
-        }
+    /// Settles finishing files and closes the least recently used open ones until one more
+    /// file fits under `write.max-open-files` beside `in_use` files held elsewhere.
+    async fn make_room(&mut self, in_use: usize) -> Result<()> {
         while self.open.len() + in_use + self.closing.len() >= self.options.max_open_files.max(1) {
             if !self.closing.is_empty() {
                 // A finishing file still holds its row group: it counts until it is done.
@@ -406,6 +398,21 @@ impl DataFileWriter {
                 None => break,
             }
         }
+        Ok(())
+    }
+
+    /// Opens a file for the partition `key` unless one is open, making room under the cap
+    /// (counting `in_use` files taken out by running tasks).
+    async fn ensure_open(
+        &mut self,
+        key: &[u8],
+        values: &[Option<Datum>],
+        in_use: usize,
+    ) -> Result<()> {
+        if self.open.contains_key(key) {
+            return Ok(());
+        }
+        self.make_room(in_use).await?;
         let dir = self.spec.partition_to_path(&self.schema, values)?;
         let path = self.namer.next_path(&dir);
         let file = ParquetFile::create(

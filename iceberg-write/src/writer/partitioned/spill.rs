@@ -363,22 +363,7 @@ impl DataFileWriter {
     /// meanwhile. The file is named here, in piece order, and written in the slices a round
     /// would hand it, so its bytes are the same.
     async fn write_whole(&mut self, piece: Piece) -> Result<()> {
-        let cap = self.options.max_open_files.max(1);
-        while self.open.len() + self.closing.len() >= cap {
-            if self.closing.is_empty() {
-                let lru = self
-                    .open
-                    .iter()
-                    .min_by_key(|(_, f)| f.last_used)
-                    .map(|(k, _)| k.clone());
-                match lru {
-                    Some(k) => self.close_key(&k).await?,
-                    None => break,
-                }
-            } else {
-                self.settle_oldest().await?;
-            }
-        }
+        self.make_room(0).await?;
         let dir = self.spec.partition_to_path(&self.schema, &piece.values)?;
         let path = self.namer.next_path(&dir);
         let file = ParquetFile::create(
