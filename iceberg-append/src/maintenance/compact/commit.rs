@@ -1,0 +1,331 @@
+//! The `replace` commit of a compaction: checks that the rewritten files are still live and
+//! that no delete file committed meanwhile may apply to them, then writes the new files'
+//! manifest, the touched manifests with those files DELETED, and the manifest list.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use iceberg_io::FileIo;
+use iceberg_spec::snapshot::MAIN_BRANCH;
+use iceberg_spec::{
+    DataFile, FormatVersion, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus,
+    Operation, TableMetadata, TableProperties,
+};
+use uuid::Uuid;
+
+use super::{CompactionReport, Live, Manifests, delete_partitions, read_manifests};
+use crate::append::{read_manifest_list, uuid_fields_by_spec};
+use crate::catalog::{Catalog, TableIdent};
+use crate::env::Environment;
+use crate::error::{Error, Result};
+use crate::maintenance::replace::{Planned, commit_planned, new_snapshot_id};
+use crate::manifest::{ManifestContext, encode_manifests};
+use crate::manifest_list::encode_manifest_list;
+use crate::merge::{MergeClass, inherit, partition_class};
+use crate::plan::{AttemptInputs, plan_fast_append};
+use crate::summary::AddedCounts;
+use crate::table::{Table, metadata_dir};
+
+/// What a compaction replaces with what, since which snapshot.
+pub(super) struct Rewritten<'a> {
+    /// The files read and replaced.
+    pub(super) removed: &'a [&'a Live],
+    /// The files written.
+    pub(super) written: &'a [DataFile],
+    /// The sequence number of the snapshot the compaction started from.
+    pub(super) start_sequence: i64,
+}
+
+/// Commits `inputs` as a `replace` snapshot, retried over concurrent commits that leave the
+/// inputs as they were.
+pub(super) async fn commit_rewrite(
+    catalog: &dyn Catalog,
+    ident: &TableIdent,
+    env: &dyn Environment,
+    inputs: &Rewritten<'_>,
+    report: &mut CompactionReport,
+    cache: &mut Manifests,
+) -> Result<()> {
+    let base = catalog.load_table(ident).await?;
+    let snapshot_id = new_snapshot_id(&base.metadata, env);
+    let commit_uuid = env.new_uuid();
+    let committed = commit_planned(
+        catalog,
+        ident,
+        env,
+        snapshot_id,
+        async |base: &Table, io: &FileIo, attempt: u32| {
+            let (metadata, written) = attempt_rewrite(
+                io,
+                base,
+                ident,
+                inputs,
+                (snapshot_id, commit_uuid, attempt),
+                env,
+                cache,
+            )
+            .await?;
+            Ok(Some(Planned {
+                metadata,
+                written,
+                value: (),
+            }))
+        },
+    )
+    .await?;
+    if let Some(c) = committed {
+        report.metadata_location = Some(c.metadata_location);
+        report.snapshot_id = Some(snapshot_id);
+        report.attempts = c.attempts;
+    }
+    Ok(())
+}
+
+/// Plans one attempt on `base` (after checking that the inputs are still as they were):
+/// writes the new files' manifest, the rewritten manifests and the manifest list; returns
+/// the metadata to commit and the paths written.
+async fn attempt_rewrite(
+    io: &FileIo,
+    base: &Table,
+    ident: &TableIdent,
+    inputs: &Rewritten<'_>,
+    (snapshot_id, commit_uuid, attempt): (i64, Uuid, u32),
+    env: &dyn Environment,
+    cache: &mut Manifests,
+) -> Result<(TableMetadata, Vec<String>)> {
+    let Rewritten {
+        removed,
+        written,
+        start_sequence,
+    } = *inputs;
+    let meta = &base.metadata;
+    let conflict = |path: &str, reason: &str| Error::RewriteConflict {
+        table: ident.to_string(),
+        path: path.to_string(),
+        reason: reason.to_string(),
+    };
+    let head = meta
+        .current_snapshot()
+        .ok_or_else(|| conflict("", "is gone: the table has no current snapshot"))?;
+    let props = TableProperties::parse(&meta.properties)?;
+    let listed = read_manifest_list(io, head.manifest_list.as_deref()).await?;
+    let gone: HashSet<&str> = removed.iter().map(|l| l.file.file_path.as_str()).collect();
+    let all = read_manifests(io, &listed, cache).await?;
+    let (mut live, mut new_deletes) = (HashSet::new(), Vec::new());
+    for (m, entries) in listed.iter().zip(&all) {
+        for e in inherit(m, entries.to_vec()) {
+            if e.status == ManifestStatus::Deleted {
+                continue;
+            }
+            if m.content == ManifestContent::Data {
+                live.insert(e.data_file.file_path);
+            } else if e.sequence_number.unwrap_or(0) > start_sequence {
+                new_deletes.push(e.data_file);
+            }
+        }
+    }
+    if let Some(path) = gone.iter().find(|p| !live.contains(**p)) {
+        return Err(conflict(path, "was removed by a concurrent commit"));
+    }
+    let touched = delete_partitions(meta, &new_deletes);
+    if let Some(l) = removed.iter().find(|l| touched.applies_to(&l.file)) {
+        return Err(conflict(
+            &l.file.file_path,
+            "has a delete file committed meanwhile that may apply to it",
+        ));
+    }
+    let version = meta.format_version;
+    let dir = metadata_dir(meta);
+    let mut paths = Vec::new();
+    let mut new_manifests: Vec<ManifestFile> = Vec::new();
+    let mut carried: Vec<Arc<ManifestFile>> = Vec::new();
+    let mut replaced = 0;
+    let marker = env.sync_marker();
+    let schema = meta.current_schema()?;
+    // The new files, ADDED with the starting snapshot's data sequence number.
+    let by_spec: BTreeMap<i32, Vec<&DataFile>> =
+        written.iter().fold(BTreeMap::new(), |mut m, f| {
+            m.entry(f.spec_id).or_insert_with(Vec::new).push(f);
+            m
+        });
+    for (spec_id, files) in by_spec {
+        let spec = meta
+            .spec_by_id(spec_id)
+            .ok_or_else(|| Error::invalid_manifest(&dir, format!("no partition spec {spec_id}")))?;
+        let entries: Vec<ManifestEntry> = files
+            .into_iter()
+            .map(|f| {
+                let mut e = ManifestEntry::added(snapshot_id, f.clone());
+                if version >= FormatVersion::V2 {
+                    e.sequence_number = Some(start_sequence);
+                }
+                e
+            })
+            .collect();
+        let ctx = manifest_context(meta, &props, spec, marker)?;
+        let first = new_manifests.len();
+        for m in encode_manifests(&ctx, snapshot_id, &entries, |n| {
+            format!("{dir}/{commit_uuid}-c{attempt}-m{}.avro", first + n)
+        })? {
+            io.put(&m.file.manifest_path, Bytes::from(m.bytes)).await?;
+            paths.push(m.file.manifest_path.clone());
+            new_manifests.push(m.file);
+        }
+    }
+    // Manifests holding a rewritten file: their entries rewritten together per spec (and
+    // uuid sign class, as merges keep them), that file DELETED, the rest EXISTING.
+    let data_manifests: Vec<ManifestFile> = listed
+        .iter()
+        .filter(|m| m.content == ManifestContent::Data)
+        .cloned()
+        .collect();
+    carried.extend(
+        listed
+            .into_iter()
+            .filter(|m| m.content != ManifestContent::Data)
+            .map(Arc::new),
+    );
+    let decoded = read_manifests(io, &data_manifests, cache).await?;
+    let uuid_fields = uuid_fields_by_spec(meta);
+    let mut rewritten: BTreeMap<(i32, MergeClass), Vec<ManifestEntry>> = BTreeMap::new();
+    for (m, entries) in data_manifests.into_iter().zip(decoded) {
+        let touched = entries.iter().any(|e| {
+            e.status != ManifestStatus::Deleted && gone.contains(e.data_file.file_path.as_str())
+        });
+        if !touched {
+            carried.push(Arc::new(m));
+            continue;
+        }
+        replaced += 1;
+        let fields = uuid_fields
+            .get(&m.partition_spec_id)
+            .and_then(|f| f.as_deref());
+        for mut e in inherit(&m, entries.to_vec()) {
+            if e.status == ManifestStatus::Deleted {
+                continue;
+            }
+            if e.sequence_number.is_none() && e.file_sequence_number == Some(0) {
+                e.sequence_number = Some(0);
+            }
+            if gone.contains(e.data_file.file_path.as_str()) {
+                e.status = ManifestStatus::Deleted;
+                e.snapshot_id = Some(snapshot_id);
+            } else {
+                e.status = ManifestStatus::Existing;
+            }
+            let class = fields
+                .map(|f| partition_class(&e.data_file.partition, f))
+                .unwrap_or_default();
+            rewritten
+                .entry((m.partition_spec_id, class))
+                .or_default()
+                .push(e);
+        }
+    }
+    for ((spec_id, _), entries) in rewritten {
+        let spec = meta
+            .spec_by_id(spec_id)
+            .ok_or_else(|| Error::invalid_manifest(&dir, format!("no partition spec {spec_id}")))?;
+        let ctx = manifest_context(meta, &props, spec, marker)?;
+        let first = new_manifests.len();
+        for out in encode_manifests(&ctx, snapshot_id, &entries, |n| {
+            format!("{dir}/{commit_uuid}-c{attempt}-m{}.avro", first + n)
+        })? {
+            io.put(&out.file.manifest_path, Bytes::from(out.bytes))
+                .await?;
+            paths.push(out.file.manifest_path.clone());
+            new_manifests.push(out.file);
+        }
+    }
+    let manifest_list_path = format!("{dir}/snap-{snapshot_id}-{attempt}-{commit_uuid}.avro");
+    let added = AddedCounts::of(meta, schema, written)?;
+    let mut plan = plan_fast_append(
+        meta,
+        &AttemptInputs {
+            snapshot_id,
+            branch: MAIN_BRANCH,
+            new_manifests: &new_manifests,
+            parent_manifests: &carried,
+            manifests_replaced: replaced,
+            added: &added,
+            extra_summary: &BTreeMap::new(),
+            manifest_list_path: manifest_list_path.clone(),
+            base_location: base.metadata_location.as_deref(),
+            now_ms: env.now_ms(),
+        },
+    )?;
+    replace_summary(&mut plan.snapshot, head, removed, written);
+    if let Some(last) = plan.metadata.snapshots.last_mut() {
+        *last = plan.snapshot.clone().into();
+    }
+    let bytes = encode_manifest_list(
+        &manifest_list_path,
+        &plan.header,
+        &plan.manifests,
+        props.manifest.compression_codec,
+        marker,
+    )?;
+    io.put(&manifest_list_path, Bytes::from(bytes)).await?;
+    paths.push(manifest_list_path);
+    Ok((plan.metadata, paths))
+}
+
+/// The summary of a rewrite: Java's `replace` keys, totals moved by what left and came.
+fn replace_summary(
+    snapshot: &mut iceberg_spec::Snapshot,
+    parent: &iceberg_spec::Snapshot,
+    removed: &[&Live],
+    written: &[DataFile],
+) {
+    let Some(summary) = snapshot.summary.as_mut() else {
+        return;
+    };
+    summary.operation = Operation::Replace;
+    let p = &mut summary.properties;
+    let removed_rows: i64 = removed.iter().map(|l| l.file.record_count).sum();
+    let removed_bytes: i64 = removed.iter().map(|l| l.file.file_size_in_bytes).sum();
+    let added_bytes: i64 = written.iter().map(|f| f.file_size_in_bytes).sum();
+    p.insert("deleted-data-files".into(), removed.len().to_string());
+    p.insert("deleted-records".into(), removed_rows.to_string());
+    p.insert("removed-files-size".into(), removed_bytes.to_string());
+    let before = |k: &str| parent.summary.as_ref().and_then(|s| s.get_i64(k));
+    let mut set = |k: &str, v: Option<i64>| match v {
+        Some(v) => {
+            p.insert(k.into(), v.to_string());
+        }
+        None => {
+            p.remove(k);
+        }
+    };
+    set(
+        "total-data-files",
+        before("total-data-files").map(|t| t - removed.len() as i64 + written.len() as i64),
+    );
+    set(
+        "total-records",
+        before("total-records")
+            .map(|t| t - removed_rows + written.iter().map(|f| f.record_count).sum::<i64>()),
+    );
+    set(
+        "total-files-size",
+        before("total-files-size").map(|t| t - removed_bytes + added_bytes),
+    );
+}
+
+fn manifest_context<'a>(
+    meta: &'a TableMetadata,
+    props: &TableProperties,
+    spec: &'a iceberg_spec::PartitionSpec,
+    marker: [u8; 16],
+) -> Result<ManifestContext<'a>> {
+    Ok(ManifestContext {
+        version: meta.format_version,
+        schema: meta.current_schema()?,
+        spec,
+        codec: props.manifest.compression_codec,
+        marker,
+        target_size_bytes: props.manifest.target_size_bytes,
+        content: ManifestContent::Data,
+    })
+}
