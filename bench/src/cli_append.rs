@@ -11,8 +11,8 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use crate::data;
 use crate::measure::{mib, peak_rss_bytes_of};
+use iceberg_testing::events as data;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -15,8 +15,8 @@ use iceberg_append::{
 use iceberg_io::FileIo;
 use iceberg_spec::{DataFile, Datum, FileFormat, PartitionSpec, Schema, Transform};
 
-use crate::data::{self, DAY_MICROS, DAYS, START_MICROS, SplitMix64, day_of};
 use crate::measure::{self, median, mib, ms};
+use iceberg_testing::events::{self as data, DAY_MICROS, DAYS, START_MICROS, SplitMix64, day_of};
 
 type BoxError = Box<dyn Error + Send + Sync>;
 

@@ -16,7 +16,6 @@
 
 mod cli_append;
 mod commit;
-mod data;
 mod maintenance;
 mod measure;
 mod python;

@@ -18,8 +18,8 @@ use iceberg_append::{
 };
 use iceberg_io::FileIo;
 
-use crate::data;
 use crate::measure::{median, mib, ms};
+use iceberg_testing::events as data;
 
 type BoxError = Box<dyn Error + Send + Sync>;
 

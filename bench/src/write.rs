@@ -16,10 +16,10 @@ use std::time::Instant;
 use arrow_array::RecordBatch;
 use serde_json::Value;
 
-use crate::data;
 use crate::measure::{median, mib};
 use crate::python;
 use crate::write_one::{self, Layout};
+use iceberg_testing::events as data;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -24,8 +24,8 @@ use parquet::arrow::ArrowWriter;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use serde_json::json;
 
-use crate::data;
 use crate::measure::{self, count_files, dir_bytes};
+use iceberg_testing::events as data;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -22,27 +22,15 @@ use iceberg_append::{
 };
 use iceberg_io::FileIo;
 use iceberg_spec::{
-    DataFile, Datum, FileFormat, ManifestEntry, NestedField, PartitionSpec, PrimitiveType, Schema,
-    TableMetadata, Transform,
+    DataFile, Datum, FileFormat, ManifestEntry, PartitionSpec, Schema, TableMetadata, Transform,
 };
 
 const DAY_MICROS: i64 = 86_400_000_000;
 const FIRST_DAY: i64 = 19_723; // 2024-01-01
 
+/// The events table's schema, as the writer benchmarks write it.
 fn schema() -> Schema {
-    Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", PrimitiveType::Long),
-            NestedField::optional(2, "ts", PrimitiveType::Timestamptz),
-            NestedField::optional(3, "user_id", PrimitiveType::Long),
-            NestedField::optional(4, "category", PrimitiveType::String),
-            NestedField::optional(5, "amount", PrimitiveType::Double),
-            NestedField::optional(6, "payload", PrimitiveType::String),
-            NestedField::optional(7, "qty", PrimitiveType::Int),
-        ],
-    )
-    .unwrap()
+    iceberg_testing::events::iceberg_schema().unwrap()
 }
 
 fn spec(schema: &Schema) -> PartitionSpec {

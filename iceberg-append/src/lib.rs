@@ -4,7 +4,8 @@
 //! Layer: uses `iceberg-spec` (records, metadata) and `iceberg-io` (files); uses
 //! `iceberg-write` only through the default-on `write` feature (for [`TableHandle::write`],
 //! [`Transaction::write`] and [`write_and_prepare_append`]). With `default-features = false`
-//! no Parquet is compiled.
+//! no Parquet is compiled. The `testing` feature adds [`testing::InterceptingCatalog`], a
+//! catalog whose commits a test intercepts to inject faults.
 //!
 //! **The front door** is [`TableHandle`]: load a table, write batches with everything the
 //! table says (schema, spec, sort order, properties), and commit changes and an append as one
@@ -115,6 +116,8 @@ pub mod merge;
 pub mod plan;
 pub mod summary;
 pub mod table;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transaction;
 pub mod update;
 

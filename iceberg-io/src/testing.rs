@@ -605,7 +605,5 @@ impl MultipartUpload for RecordingUpload {
     }
 }
 
-pub mod moto;
-
 #[cfg(test)]
 mod tests;

@@ -302,12 +302,6 @@ impl PartitionSpecBuilder<'_> {
         self
     }
 
-    /// Sets the id the next field gets (default 1000).
-    pub fn with_first_field_id(mut self, id: i32) -> Self {
-        self.next_field_id = id;
-        self
-    }
-
     /// Adds `transform(source)` named as Java names it (`id`, `id_bucket`, `ts_day`).
     ///
     /// # Errors

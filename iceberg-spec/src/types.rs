@@ -712,6 +712,15 @@ mod tests {
     }
 
     #[test]
+    fn only_struct_list_and_map_are_nested() {
+        let long = || Type::Primitive(PrimitiveType::Long);
+        assert!(!long().is_nested());
+        assert!(Type::Struct(StructType::new(vec![])).is_nested());
+        assert!(Type::List(ListType::new(1, long(), true)).is_nested());
+        assert!(Type::Map(MapType::new(1, PrimitiveType::String, 2, long(), false)).is_nested());
+    }
+
+    #[test]
     fn decimal_without_space_parses() {
         let t: PrimitiveType = "decimal(38,10)".parse().unwrap();
         assert_eq!(

@@ -54,7 +54,7 @@ impl Job {
         if self.kind.starts_with("object") {
             // `object-s3`: the S3 endpoint (moto) travels in `uri`.
             let props = if self.kind == "object-s3" {
-                iceberg_io::testing::moto::s3_properties(&self.uri)
+                iceberg_testing::moto::s3_properties(&self.uri)
             } else {
                 HashMap::new()
             };
@@ -185,7 +185,7 @@ async fn pyiceberg_scans_every_row(job: &Job, catalog: &dyn Catalog) {
         .metadata_location
         .unwrap();
     let props: BTreeMap<String, String> = if job.kind == "object-s3" {
-        iceberg_io::testing::moto::s3_properties(&job.uri)
+        iceberg_testing::moto::s3_properties(&job.uri)
             .into_iter()
             .collect()
     } else {
@@ -309,7 +309,7 @@ async fn catalog_concurrency_object_store_processes() {
 /// create of `v<N>.metadata.json` is the only arbiter between eight processes.
 #[tokio::test]
 async fn catalog_concurrency_object_store_s3_processes() {
-    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+    let Some(moto) = iceberg_testing::moto::MotoServer::start() else {
         return;
     };
     moto.create_bucket("concurrency");

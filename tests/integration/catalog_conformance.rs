@@ -605,7 +605,7 @@ async fn conformance_object_store() {
 
 #[tokio::test]
 async fn conformance_object_store_s3() {
-    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+    let Some(moto) = iceberg_testing::moto::MotoServer::start() else {
         return;
     };
     moto.create_bucket("conformance");
@@ -635,7 +635,7 @@ async fn conformance_rest() {
 
 #[tokio::test]
 async fn conformance_rest_s3() {
-    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+    let Some(moto) = iceberg_testing::moto::MotoServer::start() else {
         return;
     };
     moto.create_bucket("restwh");

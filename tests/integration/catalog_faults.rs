@@ -7,43 +7,33 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use iceberg_append::catalog::NamespaceIdent;
+use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
 use iceberg_append::{
     Catalog, DeterministicEnvironment, Error, Result, Table, TableCreation, TableIdent,
     commit_append,
 };
 use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
-use iceberg_io::FileIo;
 use iceberg_spec::{DataFile, TableMetadata};
 
-/// Swaps through `inner`, then loses the first answer: reports `as_conflict` (a catalog that
-/// re-checks and sees the pointer moved) or an unknown outcome (the connection dropped).
+/// Swaps through the SQL catalog, then loses the first answer: reports `as_conflict` (a
+/// catalog that re-checks and sees the pointer moved) or an unknown outcome (the connection
+/// dropped).
 #[derive(Debug)]
 struct LosesFirstAnswer {
-    inner: SqlCatalog,
     as_conflict: bool,
     lost: AtomicBool,
 }
 
 #[async_trait]
-impl Catalog for LosesFirstAnswer {
-    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
-        self.inner.load_table(ident).await
-    }
-
-    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
-        self.inner.create_table(ident, creation).await
-    }
-
+impl CommitInterceptor<SqlCatalog> for LosesFirstAnswer {
     async fn commit(
         &self,
+        inner: &SqlCatalog,
         ident: &TableIdent,
         base_location: &str,
         new_metadata: &TableMetadata,
     ) -> Result<String> {
-        let location = self
-            .inner
-            .commit(ident, base_location, new_metadata)
-            .await?;
+        let location = inner.commit(ident, base_location, new_metadata).await?;
         if self.lost.swap(true, Ordering::SeqCst) {
             return Ok(location);
         }
@@ -61,13 +51,11 @@ impl Catalog for LosesFirstAnswer {
             }
         })
     }
-
-    fn io(&self) -> &FileIo {
-        self.inner.io()
-    }
 }
 
-async fn setup(dir: &std::path::Path, as_conflict: bool) -> (LosesFirstAnswer, TableIdent, Table) {
+type LosingCatalog = InterceptingCatalog<SqlCatalog, LosesFirstAnswer>;
+
+async fn setup(dir: &std::path::Path, as_conflict: bool) -> (LosingCatalog, TableIdent, Table) {
     let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 1, 77));
     let inner = SqlCatalog::connect_with_env(SqlCatalogConfig::local(dir), env)
         .await
@@ -82,11 +70,11 @@ async fn setup(dir: &std::path::Path, as_conflict: bool) -> (LosesFirstAnswer, T
         )
         .await
         .unwrap();
-    let catalog = LosesFirstAnswer {
-        inner,
+    let lose = LosesFirstAnswer {
         as_conflict,
         lost: AtomicBool::new(false),
     };
+    let catalog = InterceptingCatalog::new(inner, lose);
     (catalog, ident, table)
 }
 

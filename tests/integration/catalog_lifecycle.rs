@@ -54,7 +54,7 @@ impl Job {
     async fn catalog(&self) -> Box<dyn Catalog> {
         let warehouse = self.warehouse();
         if self.kind == "object-s3" {
-            let props = iceberg_io::testing::moto::s3_properties(&self.endpoint);
+            let props = iceberg_testing::moto::s3_properties(&self.endpoint);
             let io = FileIo::from_location(&warehouse, &props).unwrap();
             Box::new(ObjectStoreCatalog::open(io, &warehouse).await.unwrap())
         } else {
@@ -333,7 +333,7 @@ async fn catalog_lifecycle_object_store_drop_and_create_race_appends() {
 
 #[tokio::test]
 async fn catalog_lifecycle_object_store_s3_drop_and_create_race_appends() {
-    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+    let Some(moto) = iceberg_testing::moto::MotoServer::start() else {
         return;
     };
     moto.create_bucket("lifecycle");

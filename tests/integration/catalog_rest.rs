@@ -245,7 +245,7 @@ async fn rest_oauth2_client_credentials_are_exchanged_and_refreshed_before_expir
 #[tokio::test]
 async fn rest_vended_credentials_configure_the_tables_io() {
     let test = "rest_vended_credentials_configure_the_tables_io";
-    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+    let Some(moto) = iceberg_testing::moto::MotoServer::start() else {
         return;
     };
     moto.create_bucket("vended");

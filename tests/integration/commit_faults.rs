@@ -25,7 +25,7 @@ enum Backend {
     /// A catalog (`sqlite` or `object-store`) over a local folder.
     Local(&'static str, tempfile::TempDir),
     /// The object-store catalog on S3 (moto), at this warehouse.
-    S3(iceberg_io::testing::moto::MotoServer, String),
+    S3(iceberg_testing::moto::MotoServer, String),
 }
 
 impl Backend {
@@ -238,7 +238,7 @@ async fn commit_faults_object_store_at_every_operation() {
 
 #[tokio::test]
 async fn commit_faults_object_store_s3_at_every_operation() {
-    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+    let Some(moto) = iceberg_testing::moto::MotoServer::start() else {
         return;
     };
     moto.create_bucket("faults");
@@ -251,12 +251,12 @@ async fn commit_faults_object_store_s3_at_every_operation() {
 /// deleted the manifest list and manifests of the snapshot that had become current.
 #[tokio::test]
 async fn s3_swap_stored_then_503_is_our_own_write() {
-    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+    let Some(moto) = iceberg_testing::moto::MotoServer::start() else {
         return;
     };
     moto.create_bucket("lost");
     let warehouse = "s3://lost/wh";
-    let props = iceberg_io::testing::moto::s3_properties(&moto.endpoint);
+    let props = iceberg_testing::moto::s3_properties(&moto.endpoint);
     let io = FileIo::from_location(warehouse, &props).unwrap();
     let catalog = iceberg_catalog::ObjectStoreCatalog::open(io, warehouse)
         .await
@@ -286,7 +286,7 @@ async fn s3_swap_stored_then_503_is_our_own_write() {
 /// The table of [`Backend::create`] in a new moto server's `bucket`; `None` when moto is
 /// missing (and not required).
 async fn s3_table(bucket: &str) -> Option<Backend> {
-    let moto = iceberg_io::testing::moto::MotoServer::start()?;
+    let moto = iceberg_testing::moto::MotoServer::start()?;
     moto.create_bucket(bucket);
     let backend = Backend::S3(moto, format!("s3://{bucket}/wh"));
     backend.create().await;

@@ -266,7 +266,7 @@ async fn pyiceberg_reads_three_appends_day_v1() {
 /// The same slice, unchanged but for the location and IO properties, on S3 (moto).
 #[tokio::test]
 async fn pyiceberg_reads_three_appends_on_s3() {
-    let Some(moto) = iceberg_io::testing::moto::MotoServer::start() else {
+    let Some(moto) = iceberg_testing::moto::MotoServer::start() else {
         return;
     };
     moto.create_bucket("warehouse");

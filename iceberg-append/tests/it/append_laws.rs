@@ -12,9 +12,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use async_trait::async_trait;
 use iceberg_append::manifest::decode_manifest;
 use iceberg_append::merge::inherit;
+use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, InMemoryCatalog, MetadataCache, Result, Table,
-    TableCreation, TableIdent, commit_append, read_manifest_list,
+    Catalog, DeterministicEnvironment, InMemoryCatalog, Result, Table, TableCreation, TableIdent,
+    commit_append, read_manifest_list,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::{DataFile, FormatVersion, NestedField, PrimitiveType, Schema, TableMetadata};
@@ -30,24 +31,25 @@ enum Fault {
     LostResponse,
 }
 
+/// An in-memory catalog whose next commit meets a [`Fault`].
+type FaultyCatalog = InterceptingCatalog<InMemoryCatalog, Faults>;
+
+/// The fault of the next commit, and the clock the other writer uses.
 #[derive(Debug)]
-struct FaultyCatalog {
-    inner: InMemoryCatalog,
+struct Faults {
     env: Arc<DeterministicEnvironment>,
     next_fault: std::sync::Mutex<Fault>,
     other_commits: AtomicU32,
 }
 
-impl FaultyCatalog {
-    /// An in-memory catalog that injects no fault until told to.
-    fn new(io: FileIo, env: Arc<DeterministicEnvironment>) -> Self {
-        Self {
-            inner: InMemoryCatalog::new(io, env.clone()),
-            env,
-            next_fault: std::sync::Mutex::new(Fault::None),
-            other_commits: AtomicU32::new(0),
-        }
-    }
+/// An in-memory catalog that injects no fault until told to.
+fn faulty_catalog(io: FileIo, env: Arc<DeterministicEnvironment>) -> FaultyCatalog {
+    let faults = Faults {
+        env: env.clone(),
+        next_fault: std::sync::Mutex::new(Fault::None),
+        other_commits: AtomicU32::new(0),
+    };
+    InterceptingCatalog::new(InMemoryCatalog::new(io, env), faults)
 }
 
 /// The test table `db.t` (one required long) in `version`, with `props` set.
@@ -62,35 +64,27 @@ fn creation(version: FormatVersion, props: &[(&str, &str)]) -> TableCreation {
 }
 
 #[async_trait]
-impl Catalog for FaultyCatalog {
-    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
-        self.inner.load_table(ident).await
-    }
-
-    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
-        self.inner.create_table(ident, creation).await
-    }
-
-    async fn commit(&self, ident: &TableIdent, base: &str, new: &TableMetadata) -> Result<String> {
+impl CommitInterceptor<InMemoryCatalog> for Faults {
+    async fn commit(
+        &self,
+        inner: &InMemoryCatalog,
+        ident: &TableIdent,
+        base: &str,
+        new: &TableMetadata,
+    ) -> Result<String> {
         let fault = std::mem::replace(&mut *self.next_fault.lock().unwrap(), Fault::None);
         match fault {
-            Fault::None => self.inner.commit(ident, base, new).await,
+            Fault::None => inner.commit(ident, base, new).await,
             Fault::ConcurrentWriter => {
                 let n = self.other_commits.fetch_add(1, Ordering::SeqCst);
                 let other = vec![file(&format!("other-{n}"), 7)];
-                commit_append(
-                    &self.inner,
-                    ident,
-                    other,
-                    BTreeMap::new(),
-                    self.env.as_ref(),
-                )
-                .await
-                .unwrap();
-                self.inner.commit(ident, base, new).await
+                commit_append(inner, ident, other, BTreeMap::new(), self.env.as_ref())
+                    .await
+                    .unwrap();
+                inner.commit(ident, base, new).await
             }
             Fault::LostResponse => {
-                self.inner.commit(ident, base, new).await?;
+                inner.commit(ident, base, new).await?;
                 Err(iceberg_append::Error::CommitConflict {
                     table: ident.to_string(),
                     expected: Some(base.to_string()),
@@ -98,14 +92,6 @@ impl Catalog for FaultyCatalog {
                 })
             }
         }
-    }
-
-    fn io(&self) -> &FileIo {
-        self.inner.io()
-    }
-
-    fn metadata_cache(&self) -> Option<&MetadataCache> {
-        self.inner.metadata_cache()
     }
 }
 
@@ -123,7 +109,7 @@ async fn run(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>) {
 async fn run_with(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>, props: &[(&str, &str)]) {
     let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 7, 99));
     let io = FileIo::memory();
-    let catalog = FaultyCatalog::new(io.clone(), env.clone());
+    let catalog = faulty_catalog(io.clone(), env.clone());
     let ident = TableIdent::parse("db.t").unwrap();
     let mut all = vec![
         ("commit.retry.min-wait-ms", "1"),
@@ -139,7 +125,7 @@ async fn run_with(version: FormatVersion, ops: Vec<(u8, Vec<i64>)>, props: &[(&s
     let mut expected_files = 0i64;
     let mut ours = Vec::new();
     for (i, (fault, sizes)) in ops.into_iter().enumerate() {
-        *catalog.next_fault.lock().unwrap() = match fault % 3 {
+        *catalog.interceptor.next_fault.lock().unwrap() = match fault % 3 {
             0 => Fault::None,
             1 => Fault::ConcurrentWriter,
             _ => Fault::LostResponse,
@@ -339,14 +325,14 @@ async fn lost_response_does_not_double_commit() {
 async fn conflict_reuses_snapshot_id_and_manifests() {
     let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 7, 1));
     let io = FileIo::memory();
-    let catalog = FaultyCatalog::new(io.clone(), env.clone());
+    let catalog = faulty_catalog(io.clone(), env.clone());
     let ident = TableIdent::parse("db.t").unwrap();
     let props = [("commit.retry.min-wait-ms", "1")];
     catalog
         .create_table(&ident, creation(FormatVersion::V2, &props))
         .await
         .unwrap();
-    *catalog.next_fault.lock().unwrap() = Fault::ConcurrentWriter;
+    *catalog.interceptor.next_fault.lock().unwrap() = Fault::ConcurrentWriter;
     let out = commit_append(
         &catalog,
         &ident,

@@ -10,9 +10,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use async_trait::async_trait;
+use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, MetadataCache, Result, Table,
-    TableCreation, TableIdent, commit_append, read_manifest_list,
+    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, Result, Table, TableCreation,
+    TableIdent, commit_append, read_manifest_list,
 };
 use iceberg_io::FileIo;
 use iceberg_io::object_store::memory::InMemory;
@@ -40,9 +41,12 @@ enum Fault {
     UnknownThenRetryWritesFail,
 }
 
+/// An in-memory catalog whose first commit meets a [`Fault`].
+type Faulty = InterceptingCatalog<InMemoryCatalog, FirstCommit>;
+
+/// The fault of the first commit, and what the test counts after it.
 #[derive(Debug)]
-struct Faulty {
-    inner: InMemoryCatalog,
+struct FirstCommit {
     store: FaultInjectingStore,
     fault: Fault,
     fired: AtomicBool,
@@ -50,8 +54,8 @@ struct Faulty {
 }
 
 #[async_trait]
-impl Catalog for Faulty {
-    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
+impl CommitInterceptor<InMemoryCatalog> for FirstCommit {
+    async fn load_table(&self, inner: &InMemoryCatalog, ident: &TableIdent) -> Result<Table> {
         if self.fault == Fault::ConflictThenReloadsFail && self.fired.load(Ordering::SeqCst) {
             self.loads_after_fault.fetch_add(1, Ordering::SeqCst);
             return Err(Error::Catalog {
@@ -59,16 +63,18 @@ impl Catalog for Faulty {
                 reason: "injected: the catalog is unreachable".into(),
             });
         }
-        self.inner.load_table(ident).await
+        inner.load_table(ident).await
     }
 
-    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
-        self.inner.create_table(ident, creation).await
-    }
-
-    async fn commit(&self, ident: &TableIdent, base: &str, new: &TableMetadata) -> Result<String> {
+    async fn commit(
+        &self,
+        inner: &InMemoryCatalog,
+        ident: &TableIdent,
+        base: &str,
+        new: &TableMetadata,
+    ) -> Result<String> {
         if self.fired.swap(true, Ordering::SeqCst) {
-            return self.inner.commit(ident, base, new).await;
+            return inner.commit(ident, base, new).await;
         }
         let conflict = || Error::CommitConflict {
             table: ident.to_string(),
@@ -82,11 +88,11 @@ impl Catalog for Faulty {
         };
         match self.fault {
             Fault::LandedThenConflict => {
-                self.inner.commit(ident, base, new).await?;
+                inner.commit(ident, base, new).await?;
                 Err(conflict())
             }
             Fault::LandedThenIoError => {
-                self.inner.commit(ident, base, new).await?;
+                inner.commit(ident, base, new).await?;
                 Err(Error::Io(iceberg_io::Error::Io {
                     path: base.to_string(),
                     source: std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset"),
@@ -94,7 +100,7 @@ impl Catalog for Faulty {
             }
             Fault::ConflictThenReloadsFail => Err(conflict()),
             Fault::LandedThenUnknown => {
-                self.inner.commit(ident, base, new).await?;
+                inner.commit(ident, base, new).await?;
                 Err(unknown())
             }
             Fault::UnknownNotLanded => Err(unknown()),
@@ -103,19 +109,11 @@ impl Catalog for Faulty {
                 Err(unknown())
             }
             Fault::ReplacedThenConflict => {
-                self.inner.drop_table(ident, false).await?;
-                self.inner.create_table(ident, creation(0)).await?;
+                inner.drop_table(ident, false).await?;
+                inner.create_table(ident, creation(0)).await?;
                 Err(conflict())
             }
         }
-    }
-
-    fn io(&self) -> &FileIo {
-        self.inner.io()
-    }
-
-    fn metadata_cache(&self) -> Option<&MetadataCache> {
-        self.inner.metadata_cache()
     }
 }
 
@@ -149,13 +147,13 @@ async fn setup(fault: Fault, retries: u32) -> (Faulty, TableIdent, Arc<Determini
     )
     .await
     .unwrap();
-    let catalog = Faulty {
-        inner,
+    let first = FirstCommit {
         store,
         fault,
         fired: AtomicBool::new(false),
         loads_after_fault: AtomicU32::new(0),
     };
+    let catalog = InterceptingCatalog::new(inner, first);
     (catalog, ident, env)
 }
 
@@ -269,7 +267,7 @@ async fn a_failed_retry_after_an_unknown_swap_is_unknown_and_deletes_nothing() {
 async fn a_failed_reload_is_unknown_and_deletes_nothing() {
     let catalog = unknown_and_nothing_deleted(Fault::ConflictThenReloadsFail, 3).await;
     assert_eq!(
-        catalog.loads_after_fault.load(Ordering::SeqCst),
+        catalog.interceptor.loads_after_fault.load(Ordering::SeqCst),
         3,
         "the reload is retried before the outcome is called unknown"
     );

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use iceberg_append::{
@@ -18,7 +18,7 @@ use iceberg_spec::snapshot::{MAIN_BRANCH, SnapshotLogEntry, SnapshotRetention};
 use iceberg_spec::{DataFile, FormatVersion, NestedField, PrimitiveType, Schema, SnapshotRef};
 use proptest::prelude::*;
 
-use crate::support::{Fixture, Race, Racing, STEP_MS, existing, fast_retry_creation, reachable};
+use crate::support::{Fixture, Race, STEP_MS, existing, fast_retry_creation, racing, reachable};
 
 /// One step of a random history.
 #[derive(Debug, Clone)]
@@ -221,11 +221,7 @@ async fn a_dry_run_and_a_metadata_only_expiry_delete_nothing() {
 #[tokio::test]
 async fn an_append_racing_the_expiry_is_kept_and_its_files_survive() {
     let t = Fixture::new(FormatVersion::V2).await;
-    let racing = Racing {
-        inner: t.catalog.clone(),
-        env: t.env.clone(),
-        race: Mutex::new(None),
-    };
+    let racing = racing(t.catalog.clone(), t.env.clone(), None);
     let mut t = t;
     for _ in 0..3 {
         t.append(1, AppendMode::Fast).await;
@@ -236,7 +232,7 @@ async fn an_append_racing_the_expiry_is_kept_and_its_files_survive() {
     )
     .await
     .unwrap();
-    *racing.race.lock().unwrap() = Some(Race::Append(Box::new(DataFile {
+    *racing.interceptor.race.lock().unwrap() = Some(Race::Append(Box::new(DataFile {
         file_path: "memory://wh/db/t/data/theirs.parquet".into(),
         record_count: 1,
         file_size_in_bytes: 4,
@@ -264,11 +260,11 @@ async fn a_lost_answer_still_cleans_up_after_the_expiry_that_landed() {
     for _ in 0..3 {
         t.append(1, AppendMode::Merge).await;
     }
-    let racing = Racing {
-        inner: t.catalog.clone(),
-        env: t.env.clone(),
-        race: Mutex::new(Some(Race::LandedThenConflict)),
-    };
+    let racing = racing(
+        t.catalog.clone(),
+        t.env.clone(),
+        Some(Race::LandedThenConflict),
+    );
     let (_, meta) = t.meta().await;
     let before = reachable(&t.io, &meta).await;
     let report = ExpireSnapshots::new()

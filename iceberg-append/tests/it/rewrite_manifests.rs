@@ -6,7 +6,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
 
 use iceberg_append::manifest::decode_manifest;
 use iceberg_append::merge::inherit;
@@ -16,7 +15,7 @@ use iceberg_spec::{
     DataFile, FormatVersion, ManifestContent, ManifestStatus, Operation, TableMetadata,
 };
 
-use crate::support::{Fixture, Race, Racing};
+use crate::support::{Fixture, Race, racing};
 
 /// The live entries of the current snapshot with what they inherit made explicit:
 /// path -> (snapshot id, data sequence number, file sequence number, first row id).
@@ -134,16 +133,17 @@ async fn small_targets_roll_and_a_racing_append_is_kept() {
             .insert("commit.manifest-merge.enabled".into(), "false".into());
     })
     .await;
-    let racing = Racing {
-        inner: t.catalog.clone(),
-        env: t.env.clone(),
-        race: Mutex::new(Some(Race::Append(Box::new(DataFile {
-            file_path: "memory://wh/db/t/data/theirs.parquet".into(),
-            record_count: 1,
-            file_size_in_bytes: 4,
-            ..Default::default()
-        })))),
+    let theirs = DataFile {
+        file_path: "memory://wh/db/t/data/theirs.parquet".into(),
+        record_count: 1,
+        file_size_in_bytes: 4,
+        ..Default::default()
     };
+    let racing = racing(
+        t.catalog.clone(),
+        t.env.clone(),
+        Some(Race::Append(Box::new(theirs))),
+    );
     let (_, before) = t.meta().await;
     let (entries, _) = live_entries(&t.io, &before).await;
     let report = RewriteManifests::new()
@@ -173,11 +173,11 @@ async fn a_lost_answer_is_the_rewrite_that_landed() {
     for _ in 0..3 {
         t.append(1, AppendMode::Fast).await;
     }
-    let racing = Racing {
-        inner: t.catalog.clone(),
-        env: t.env.clone(),
-        race: Mutex::new(Some(Race::LandedThenConflict)),
-    };
+    let racing = racing(
+        t.catalog.clone(),
+        t.env.clone(),
+        Some(Race::LandedThenConflict),
+    );
     let report = RewriteManifests::new()
         .commit(&racing, &t.ident, t.env.as_ref())
         .await

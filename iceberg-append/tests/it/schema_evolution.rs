@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use iceberg_append::{
     Catalog, DeterministicEnvironment, Error, InMemoryCatalog, Result, SchemaEvolution, TableIdent,
@@ -15,7 +15,7 @@ use iceberg_io::FileIo;
 use iceberg_spec::evolution::UnionOptions;
 use iceberg_spec::{DataFile, NestedField, PrimitiveType as P, Schema, Type};
 
-use crate::support::{Race, Racing, data_file, fast_retry_creation};
+use crate::support::{Race, Racing, data_file, fast_retry_creation, racing};
 
 fn file(name: &str) -> DataFile {
     data_file(name, 3)
@@ -35,11 +35,7 @@ async fn setup() -> (Racing, TableIdent) {
     let schema = Schema::new(0, vec![NestedField::optional(1, "id", P::Int)]).unwrap();
     let creation = fast_retry_creation("memory://wh/db/t", schema);
     inner.create_table(&ident, creation).await.unwrap();
-    let catalog = Racing {
-        inner,
-        env,
-        race: Mutex::new(None),
-    };
+    let catalog = racing(inner, env, None);
     (catalog, ident)
 }
 
@@ -58,7 +54,7 @@ async fn ours(catalog: &Racing, ident: &TableIdent, e: SchemaEvolution) -> Resul
         e,
         BTreeMap::new(),
         None,
-        catalog.env.as_ref(),
+        catalog.interceptor.env.as_ref(),
     )
     .await
     .map(|o| o.snapshot_id)
@@ -93,7 +89,7 @@ async fn a_race_with_the_same_change_reuses_its_schema() {
     let (catalog, ident) = setup().await;
     let columns = [("id", P::Int), ("note", P::String)];
     let e = evolution(&catalog, &ident, &columns).await;
-    *catalog.race.lock().unwrap() = Some(Race::Evolve(Box::new((
+    *catalog.interceptor.race.lock().unwrap() = Some(Race::Evolve(Box::new((
         file("theirs"),
         evolution(&catalog, &ident, &columns).await,
     ))));
@@ -110,7 +106,7 @@ async fn a_race_that_took_our_ids_is_a_typed_conflict_and_cleans_up() {
     let (catalog, ident) = setup().await;
     let e = evolution(&catalog, &ident, &[("id", P::Int), ("note", P::String)]).await;
     // The other writer adds `other` as id 2, the id our files hold `note` under.
-    *catalog.race.lock().unwrap() = Some(Race::Evolve(Box::new((
+    *catalog.interceptor.race.lock().unwrap() = Some(Race::Evolve(Box::new((
         file("theirs"),
         evolution(&catalog, &ident, &[("other", P::Int)]).await,
     ))));

@@ -12,10 +12,11 @@ use iceberg_append::{AppendMode, commit_append_with_mode, read_manifest_list};
 use iceberg_spec::{FormatVersion, ManifestStatus, NestedField, PrimitiveType};
 
 use async_trait::async_trait;
+use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, MetadataCache, Result,
-    SchemaEvolution, Table, TableCreation, TableIdent, TableUpdate, commit_append,
-    commit_evolving_append, commit_table_update,
+    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, Result, SchemaEvolution,
+    TableCreation, TableIdent, TableUpdate, commit_append, commit_evolving_append,
+    commit_table_update,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::properties::{COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES};
@@ -57,29 +58,44 @@ pub(crate) enum Race {
 }
 
 /// An in-memory catalog whose first swap meets a [`Race`].
+pub(crate) type Racing = InterceptingCatalog<InMemoryCatalog, RaceAt>;
+
+/// The race a [`Racing`] catalog runs at its next swap, and the clock the other writer uses.
 #[derive(Debug)]
-pub(crate) struct Racing {
-    pub(crate) inner: InMemoryCatalog,
+pub(crate) struct RaceAt {
     pub(crate) env: Arc<DeterministicEnvironment>,
     pub(crate) race: Mutex<Option<Race>>,
 }
 
+/// `inner` whose first swap meets `race`.
+pub(crate) fn racing(
+    inner: InMemoryCatalog,
+    env: Arc<DeterministicEnvironment>,
+    race: Option<Race>,
+) -> Racing {
+    InterceptingCatalog::new(
+        inner,
+        RaceAt {
+            env,
+            race: Mutex::new(race),
+        },
+    )
+}
+
 #[async_trait]
-impl Catalog for Racing {
-    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
-        self.inner.load_table(ident).await
-    }
-
-    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
-        self.inner.create_table(ident, creation).await
-    }
-
-    async fn commit(&self, ident: &TableIdent, base: &str, new: &TableMetadata) -> Result<String> {
+impl CommitInterceptor<InMemoryCatalog> for RaceAt {
+    async fn commit(
+        &self,
+        inner: &InMemoryCatalog,
+        ident: &TableIdent,
+        base: &str,
+        new: &TableMetadata,
+    ) -> Result<String> {
         let race = self.race.lock().unwrap().take();
         match race {
             Some(Race::Append(theirs)) => {
                 commit_append(
-                    &self.inner,
+                    inner,
                     ident,
                     vec![*theirs],
                     BTreeMap::new(),
@@ -89,14 +105,14 @@ impl Catalog for Racing {
                 .unwrap();
             }
             Some(Race::Update(update)) => {
-                commit_table_update(&self.inner, ident, &update, self.env.as_ref())
+                commit_table_update(inner, ident, &update, self.env.as_ref())
                     .await
                     .unwrap();
             }
             Some(Race::Evolve(race)) => {
                 let (theirs, evolution) = *race;
                 commit_evolving_append(
-                    &self.inner,
+                    inner,
                     ident,
                     vec![theirs],
                     evolution,
@@ -108,7 +124,7 @@ impl Catalog for Racing {
                 .unwrap();
             }
             Some(Race::LandedThenConflict) => {
-                self.inner.commit(ident, base, new).await?;
+                inner.commit(ident, base, new).await?;
                 return Err(Error::CommitConflict {
                     table: ident.to_string(),
                     expected: Some(base.to_string()),
@@ -117,15 +133,7 @@ impl Catalog for Racing {
             }
             None => {}
         }
-        self.inner.commit(ident, base, new).await
-    }
-
-    fn io(&self) -> &FileIo {
-        self.inner.io()
-    }
-
-    fn metadata_cache(&self) -> Option<&MetadataCache> {
-        self.inner.metadata_cache()
+        inner.commit(ident, base, new).await
     }
 }
 

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use iceberg_append::{
     Catalog, DeterministicEnvironment, Error, InMemoryCatalog, TableIdent, TableUpdate,
@@ -20,7 +20,7 @@ use iceberg_spec::{
     Transform, Type,
 };
 
-use crate::support::{Race, Racing, data_file, fast_retry_creation};
+use crate::support::{Race, Racing, data_file, fast_retry_creation, racing};
 
 /// A data file of bucket 1.
 fn file(name: &str) -> DataFile {
@@ -59,11 +59,7 @@ async fn setup(race: Option<Race>) -> (Racing, TableIdent) {
     )
     .await
     .unwrap();
-    let catalog = Racing {
-        inner,
-        env,
-        race: Mutex::new(race),
-    };
+    let catalog = racing(inner, env, race);
     (catalog, ident)
 }
 
@@ -82,7 +78,7 @@ async fn a_schema_update_is_one_metadata_file_and_keeps_the_snapshots() {
     let (catalog, ident) = setup(None).await;
     let before = catalog.load_table(&ident).await.unwrap();
     let update = plan(&before.metadata).set_property("owner", "ingest");
-    let env = catalog.env.clone();
+    let env = catalog.interceptor.env.clone();
     let done = commit_table_update(&catalog, &ident, &update, env.as_ref())
         .await
         .unwrap();
@@ -121,7 +117,7 @@ async fn a_concurrent_append_is_retried_over() {
     let (catalog, ident) = setup(Some(Race::Append(Box::new(file("theirs"))))).await;
     let before = catalog.load_table(&ident).await.unwrap();
     let update = plan(&before.metadata);
-    let env = catalog.env.clone();
+    let env = catalog.interceptor.env.clone();
     let done = commit_table_update(&catalog, &ident, &update, env.as_ref())
         .await
         .unwrap();
@@ -148,8 +144,8 @@ async fn a_concurrent_schema_change_is_a_conflict_and_changes_nothing() {
         .add_column(None, "other", P::Int.into(), None)
         .unwrap();
     let theirs = TableUpdate::new().with_schema(&before.metadata, theirs.apply().unwrap());
-    *catalog.race.lock().unwrap() = Some(Race::Update(Box::new(theirs)));
-    let env = catalog.env.clone();
+    *catalog.interceptor.race.lock().unwrap() = Some(Race::Update(Box::new(theirs)));
+    let env = catalog.interceptor.env.clone();
     let err = commit_table_update(&catalog, &ident, &ours, env.as_ref())
         .await
         .unwrap_err();
@@ -164,7 +160,7 @@ async fn a_concurrent_schema_change_is_a_conflict_and_changes_nothing() {
 async fn our_landed_update_reported_as_conflict_is_success() {
     let (catalog, ident) = setup(Some(Race::LandedThenConflict)).await;
     let before = catalog.load_table(&ident).await.unwrap();
-    let env = catalog.env.clone();
+    let env = catalog.interceptor.env.clone();
     let done = commit_table_update(&catalog, &ident, &plan(&before.metadata), env.as_ref())
         .await
         .unwrap();
@@ -178,7 +174,7 @@ async fn our_landed_update_reported_as_conflict_is_success() {
 async fn refused_updates_name_what_and_leave_the_table_as_it_was() {
     let (catalog, ident) = setup(None).await;
     let before = catalog.load_table(&ident).await.unwrap();
-    let env = catalog.env.clone();
+    let env = catalog.interceptor.env.clone();
     let meta = &before.metadata;
     let mut u = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
     u.delete_column("qty").unwrap();
@@ -212,7 +208,7 @@ async fn refused_updates_name_what_and_leave_the_table_as_it_was() {
 #[tokio::test]
 async fn the_name_mapping_follows_a_rename_and_an_add() {
     let (catalog, ident) = setup(None).await;
-    let env = catalog.env.clone();
+    let env = catalog.interceptor.env.clone();
     let before = catalog.load_table(&ident).await.unwrap();
     let mapping = NameMapping::from_schema(before.metadata.current_schema().unwrap());
     let set = TableUpdate::new().set_property(DEFAULT_NAME_MAPPING, mapping.to_json());

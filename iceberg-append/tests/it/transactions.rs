@@ -5,7 +5,7 @@
 #![cfg(feature = "write")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use iceberg_append::manifest::decode_manifest;
 use iceberg_append::manifest_list::decode_manifest_list;
@@ -25,7 +25,7 @@ use iceberg_write::arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray}
 use iceberg_write::arrow_schema::{DataType, Field, Schema as ArrowSchema};
 use iceberg_write::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use crate::support::{Race, Racing, data_file, fast_retry_creation};
+use crate::support::{Race, Racing, data_file, fast_retry_creation, racing};
 
 const DATA: &str = "memory://wh/db/t/data";
 const METADATA: &str = "memory://wh/db/t/metadata";
@@ -46,11 +46,7 @@ async fn setup(race: Option<Race>) -> (Arc<Racing>, TableHandle) {
     .unwrap();
     let creation = fast_retry_creation("memory://wh/db/t", schema);
     inner.create_table(&ident, creation).await.unwrap();
-    let catalog = Arc::new(Racing {
-        inner,
-        env: env.clone(),
-        race: Mutex::new(race),
-    });
+    let catalog = Arc::new(racing(inner, env.clone(), race));
     let dyn_catalog: Arc<dyn Catalog> = catalog.clone();
     let handle = TableHandle::load(dyn_catalog, ident, env).await.unwrap();
     (catalog, handle)
@@ -268,7 +264,7 @@ async fn a_concurrent_append_is_retried_with_every_change_replayed() {
 async fn a_concurrent_schema_change_is_a_conflict_and_leaves_nothing_behind() {
     let (catalog, handle) = setup(None).await;
     // Another writer adds a column between our plan and our commit.
-    *catalog.race.lock().unwrap() = Some(added_int_column(&handle, "theirs"));
+    *catalog.interceptor.race.lock().unwrap() = Some(added_int_column(&handle, "theirs"));
 
     let tx = add_region(handle.new_transaction())
         .write(&[batch(&[1, 2], Some(&["eu", "us"]))])
@@ -456,7 +452,7 @@ async fn a_union_by_name_retried_over_the_same_change_reuses_its_schema() {
     let (catalog, mut handle) = setup(None).await;
     // Another writer unions the same input first.
     let theirs = (data_file("theirs", 5), region_union(&handle));
-    *catalog.race.lock().unwrap() = Some(Race::Evolve(Box::new(theirs)));
+    *catalog.interceptor.race.lock().unwrap() = Some(Race::Evolve(Box::new(theirs)));
     let rows = batch(&[1, 2], Some(&["eu", "us"]));
     let done = handle
         .new_transaction()
@@ -491,7 +487,7 @@ async fn a_union_by_name_retried_over_the_same_change_reuses_its_schema() {
 async fn a_union_by_name_that_no_longer_fits_is_a_conflict_and_refusals_name_the_column() {
     let (catalog, handle) = setup(None).await;
     // Another writer adds `region` as an int first: our string column cannot go there.
-    *catalog.race.lock().unwrap() = Some(added_int_column(&handle, "region"));
+    *catalog.interceptor.race.lock().unwrap() = Some(added_int_column(&handle, "region"));
     let rows = batch(&[1], Some(&["eu"]));
     let err = handle
         .new_transaction()

@@ -3,7 +3,7 @@
 
 use std::process::Output;
 
-use iceberg_io::testing::moto::MotoServer;
+use iceberg_testing::moto::MotoServer;
 use serde_json::Value;
 
 use crate::Env;

@@ -77,4 +77,4 @@ pub(crate) async fn s3(case: &str) -> Option<Backend> {
     })
 }
 
-pub(crate) use iceberg_io::testing::moto;
+pub(crate) use iceberg_testing::moto;

@@ -1,7 +1,7 @@
 //! One conformance suite every backend must pass: local disk (as `file:///` URIs and as
 //! bare paths), memory, and S3 against a real moto server (feature `s3`).
 //!
-//! S3 tests start their own moto server on a free port (`iceberg_io::testing::moto`, which
+//! S3 tests start their own moto server on a free port (`iceberg_testing::moto`, which
 //! makes moto's conditional writes atomic as S3's are). Without a Python that has moto they
 //! print `SKIPPED` and pass, unless `ICEBERG_TEST_MOTO=1`, when they fail.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,6 +1,6 @@
 //! A throwaway moto S3 server for tests: a free port on 127.0.0.1, killed on drop.
 //!
-//! It is moto's own server started through `moto_server.py` (beside this file), which makes
+//! It is moto's own server started through `moto_server.py` (at the root of this crate), which makes
 //! conditional writes atomic as real S3 does: plain `moto_server` checks `If-None-Match` and
 //! then stores as two steps on concurrent threads, so two racing creates can both succeed.
 //! Needs a Python with `moto[server]`: `$ICEBERG_TEST_PYTHON` (set by `cargo xtask test`),
@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The launcher run by [`MotoServer::start`].
-const LAUNCHER: &str = include_str!("moto_server.py");
+const LAUNCHER: &str = include_str!("../moto_server.py");
 
 /// The launcher's exit status when moto is not installed.
 const NOT_INSTALLED: i32 = 3;
