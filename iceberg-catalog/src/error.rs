@@ -17,6 +17,7 @@ pub enum Error {
         reason: String,
     },
     /// The database could not be reached.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[error("cannot connect to catalog database {uri}: {source}")]
     Connect {
         /// The URI (password removed).
@@ -26,6 +27,7 @@ pub enum Error {
         source: sqlx::Error,
     },
     /// The catalog tables could not be created or probed.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[error("cannot prepare the catalog tables in {uri}: {source}")]
     Schema {
         /// The URI (password removed).
@@ -93,9 +95,9 @@ impl Error {
 impl From<Error> for iceberg_append::Error {
     fn from(e: Error) -> Self {
         let table = match &e {
-            Error::InvalidUri { uri, .. }
-            | Error::Connect { uri, .. }
-            | Error::Schema { uri, .. } => uri.clone(),
+            Error::InvalidUri { uri, .. } => uri.clone(),
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            Error::Connect { uri, .. } | Error::Schema { uri, .. } => uri.clone(),
             Error::UnsupportedStore { location, .. } | Error::Io { location, .. } => {
                 location.clone()
             }

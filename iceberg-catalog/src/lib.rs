@@ -15,8 +15,10 @@
 //! so those engines open our tables by name, and we theirs.
 //!
 //! Module map:
-//! - [`sql`]: [`SqlCatalog`], its config and backends ([`sql::sqlite`], [`sql::postgres`]),
-//!   the catalog tables' DDL ([`sql::schema`]).
+//! - [`sql`] (features `sqlite` and `postgres`, default on): [`SqlCatalog`], its config and
+//!   backends ([`sql::sqlite`], [`sql::postgres`]), the catalog tables' DDL ([`sql::schema`]).
+//!   With `default-features = false` no SQL driver is compiled (the object-store catalog,
+//!   and the REST one with `rest`).
 //! - [`object_store`]: [`ObjectStoreCatalog`], Hadoop-table layout.
 //! - `rest` (feature `rest`): [`RestCatalog`], the REST protocol client; `rest::updates`
 //!   turns a commit's metadata into the protocol's requirements and updates.
@@ -51,6 +53,7 @@ pub mod error;
 pub mod object_store;
 #[cfg(feature = "rest")]
 pub mod rest;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -60,4 +63,5 @@ pub use iceberg_append::Catalog;
 pub use object_store::ObjectStoreCatalog;
 #[cfg(feature = "rest")]
 pub use rest::{RestCatalog, RestCatalogConfig};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use sql::{SqlCatalog, SqlCatalogConfig};

@@ -24,9 +24,6 @@ use iceberg_io::FileIo;
 
 use crate::error::{Error, Result};
 
-#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
-compile_error!("iceberg-catalog needs the `sqlite` or the `postgres` feature");
-
 /// Catalog property: the database URI (`sqlite:///path/catalog.db`, `postgresql://...`).
 pub const URI: &str = "uri";
 /// Catalog property: the base location of new tables (`file:///...`, `s3://...`).
