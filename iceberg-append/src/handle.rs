@@ -149,7 +149,7 @@ impl TableHandle {
 
 /// The write options `meta`'s properties and default sort order make.
 #[cfg(feature = "write")]
-pub(crate) fn write_options(meta: &TableMetadata) -> Result<iceberg_write::WriteOptions> {
+pub fn write_options(meta: &TableMetadata) -> Result<iceberg_write::WriteOptions> {
     let mut options = iceberg_write::WriteOptions::from_table_properties(&meta.properties)?;
     if let Some(order) = meta.default_sort_order().filter(|o| !o.is_unsorted()) {
         // The writer sorts each file by the order and records its id.

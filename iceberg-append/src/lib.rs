@@ -139,6 +139,8 @@ pub use error::{Error, Result};
 pub use evolve::SchemaEvolution;
 pub use handle::TableHandle;
 #[cfg(feature = "write")]
+pub use handle::write_options;
+#[cfg(feature = "write")]
 pub use maintenance::{CompactionReport, RewriteDataFiles};
 pub use maintenance::{
     DeleteOrphanFiles, ExpireSnapshots, ExpiryReport, OrphanReport, RewriteManifests, RewriteReport,

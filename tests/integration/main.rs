@@ -13,6 +13,7 @@ mod catalog_merge;
 mod catalog_pyiceberg;
 mod catalog_rest;
 mod commit_faults;
+mod datafusion_sql;
 mod external;
 mod fixtures;
 mod fuzz_foreign;

@@ -1,0 +1,67 @@
+//! The error of this crate; DataFusion sees it as [`DataFusionError::External`], with the
+//! cause kept as a typed source.
+
+use datafusion::error::DataFusionError;
+
+/// A result whose error is this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a scan, write or commit of an Iceberg table failed, naming the table or file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Loading, committing to or reading the metadata of a table failed.
+    #[error(transparent)]
+    Append(#[from] iceberg_append::Error),
+    /// Reaching the table's files failed.
+    #[error(transparent)]
+    Io(#[from] iceberg_io::Error),
+    /// Writing data files failed.
+    #[error(transparent)]
+    Write(#[from] iceberg_write::Error),
+    /// The table's metadata does not fit the spec (a schema or spec id that is missing).
+    #[error(transparent)]
+    Spec(#[from] iceberg_spec::Error),
+    /// The table's current snapshot has delete files, which this scan does not apply yet:
+    /// reading it would return deleted rows.
+    #[error(
+        "table {table} has {manifests} delete manifest(s): scans that apply deletes are not \
+         supported yet (inserting into it is)"
+    )]
+    DeletesNotSupported {
+        /// The table.
+        table: String,
+        /// How many delete manifests its current snapshot lists.
+        manifests: usize,
+    },
+    /// A write task's data file record could not be encoded or decoded on its way to the
+    /// commit.
+    #[error("data file record of {table}: {source}")]
+    DataFileRecord {
+        /// The table.
+        table: String,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The commit node was given batches that are not a write node's output.
+    #[error("commit of {table}: its input is not a write node's data file records")]
+    NotWriteOutput {
+        /// The table.
+        table: String,
+    },
+    /// An insert mode this table provider does not offer.
+    #[error("{operation} into {table} is not supported: only appends (INSERT INTO) are")]
+    UnsupportedInsert {
+        /// The table.
+        table: String,
+        /// What was asked (`INSERT OVERWRITE`, `REPLACE INTO`).
+        operation: String,
+    },
+}
+
+impl From<Error> for DataFusionError {
+    fn from(e: Error) -> Self {
+        DataFusionError::External(Box::new(e))
+    }
+}

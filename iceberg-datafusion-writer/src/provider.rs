@@ -1,0 +1,139 @@
+//! [`IcebergTableProvider`]: one Iceberg table as a DataFusion table, for `SELECT` and
+//! `INSERT INTO`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::Session;
+use datafusion::common::Result as DfResult;
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use iceberg_append::{Catalog, Environment, SystemEnvironment, Table, TableIdent};
+
+use crate::commit::IcebergCommitExec;
+use crate::error::{Error, Result};
+use crate::scan::{ScanRequest, plan_files, plan_scan};
+use crate::write::{IcebergWriteExec, WriteTarget};
+
+/// An Iceberg table in DataFusion: its columns are the current schema's; a scan reads the
+/// current snapshot (loaded when the query is planned), an insert appends one snapshot.
+#[derive(Debug, Clone)]
+pub struct IcebergTableProvider {
+    catalog: Arc<dyn Catalog>,
+    ident: TableIdent,
+    schema: SchemaRef,
+}
+
+impl IcebergTableProvider {
+    /// The table `ident` of `catalog`, its columns as they are now.
+    ///
+    /// # Errors
+    /// When the table cannot be loaded or its schema has no Arrow equivalent.
+    pub async fn try_new(catalog: Arc<dyn Catalog>, ident: TableIdent) -> Result<Self> {
+        let table = catalog.load_table(&ident).await?;
+        Self::from_table(catalog, ident, &table)
+    }
+
+    /// `table`, already loaded from `catalog` as `ident`.
+    ///
+    /// # Errors
+    /// When the table's schema has no Arrow equivalent.
+    pub fn from_table(catalog: Arc<dyn Catalog>, ident: TableIdent, table: &Table) -> Result<Self> {
+        let schema = Arc::new(iceberg_write::arrow_schema(
+            table.metadata.current_schema()?,
+        )?);
+        Ok(Self {
+            catalog,
+            ident,
+            schema,
+        })
+    }
+
+    /// The table's identifier in its catalog.
+    pub fn ident(&self) -> &TableIdent {
+        &self.ident
+    }
+
+    async fn load(&self) -> Result<Table> {
+        Ok(self.catalog.load_table(&self.ident).await?)
+    }
+}
+
+#[async_trait]
+impl TableProvider for IcebergTableProvider {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        // Files are skipped by their bounds, rows are not: DataFusion filters them again.
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let table = self.load().await?;
+        let io = self.catalog.table_io(&table);
+        let name = self.ident.to_string();
+        let files = plan_files(&io, &name, &table.metadata, filters).await?;
+        plan_scan(
+            state,
+            &io,
+            &table.metadata,
+            &self.schema,
+            files.files,
+            ScanRequest {
+                projection,
+                filters,
+                limit,
+            },
+        )
+    }
+
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if insert_op != InsertOp::Append {
+            return Err(Error::UnsupportedInsert {
+                table: self.ident.to_string(),
+                operation: insert_op.to_string(),
+            }
+            .into());
+        }
+        let table = self.load().await?;
+        let io = self.catalog.table_io(&table);
+        let env = SystemEnvironment;
+        let target = WriteTarget {
+            table: self.ident.to_string(),
+            metadata: table.metadata,
+            operation_id: env.new_uuid(),
+        };
+        let write = Arc::new(IcebergWriteExec::new(input, Arc::new(target), io));
+        let gathered = Arc::new(CoalescePartitionsExec::new(write));
+        Ok(Arc::new(IcebergCommitExec::new(
+            gathered,
+            self.catalog.clone(),
+            self.ident.clone(),
+            env.new_snapshot_id(),
+        )))
+    }
+}

@@ -1,0 +1,217 @@
+//! The write node of an `INSERT INTO`: each of its input partitions runs our writer (the
+//! table's schema, partition spec, sort order and write properties) and emits the records
+//! of the data files it wrote, one JSON string per file, for the commit node. No single
+//! partition sink: every partition writes at once, on every core (or executor).
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
+use datafusion::common::Result as DfResult;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::EquivalenceProperties;
+use datafusion::physical_expr_common::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
+    PlanProperties,
+};
+use futures::StreamExt;
+use iceberg_io::FileIo;
+use iceberg_spec::{DataFile, TableMetadata};
+use iceberg_write::DataFileWriter;
+
+use crate::error::{Error, Result};
+
+/// The column of the write node's output: one data file record (JSON) per row.
+pub const DATA_FILE_COLUMN: &str = "data_file";
+
+/// What a write task needs to write a table's files, and nothing live: it ships to other
+/// processes as JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteTarget {
+    /// The table, for messages.
+    pub table: String,
+    /// The table's metadata the insert was planned on (schema, spec, sort order,
+    /// properties, location).
+    pub metadata: TableMetadata,
+    /// The insert's operation id: it names the files, so tasks of one insert never collide.
+    pub operation_id: uuid::Uuid,
+}
+
+/// Writes each input partition as data files of the target table.
+#[derive(Debug)]
+pub struct IcebergWriteExec {
+    input: Arc<dyn ExecutionPlan>,
+    target: Arc<WriteTarget>,
+    io: FileIo,
+    properties: Arc<PlanProperties>,
+}
+
+impl IcebergWriteExec {
+    /// Writes `input`'s partitions into `target` through `io`.
+    pub fn new(input: Arc<dyn ExecutionPlan>, target: Arc<WriteTarget>, io: FileIo) -> Self {
+        let partitions = input.output_partitioning().partition_count();
+        let properties = PlanProperties::new(
+            EquivalenceProperties::new(data_file_schema()),
+            Partitioning::UnknownPartitioning(partitions),
+            input.pipeline_behavior(),
+            input.boundedness(),
+        );
+        Self {
+            input,
+            target,
+            io,
+            properties: Arc::new(properties),
+        }
+    }
+
+    /// The table this node writes.
+    pub fn target(&self) -> &WriteTarget {
+        &self.target
+    }
+}
+
+/// The schema of the write node's output.
+pub fn data_file_schema() -> SchemaRef {
+    Arc::new(ArrowSchema::new(vec![Field::new(
+        DATA_FILE_COLUMN,
+        DataType::Utf8,
+        false,
+    )]))
+}
+
+impl DisplayAs for IcebergWriteExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "IcebergWriteExec: table={}", self.target.table)
+    }
+}
+
+impl ExecutionPlan for IcebergWriteExec {
+    fn name(&self) -> &str {
+        "IcebergWriteExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        // More input partitions, more files written at once.
+        vec![true]
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let input = children.into_iter().next().ok_or_else(|| {
+            datafusion::error::DataFusionError::Internal("IcebergWriteExec has one input".into())
+        })?;
+        Ok(Arc::new(Self::new(
+            input,
+            self.target.clone(),
+            self.io.clone(),
+        )))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        let input = self.input.execute(partition, context)?;
+        let target = self.target.clone();
+        let io = self.io.clone();
+        let written = async move {
+            let files = write_partition(&io, &target, partition, input).await?;
+            data_file_batch(&target.table, &files)
+        };
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            data_file_schema(),
+            futures::stream::once(written),
+        )))
+    }
+}
+
+/// Writes one input partition; a failure (or a cancelled query) drops the writer, which
+/// deletes what it wrote.
+async fn write_partition(
+    io: &FileIo,
+    target: &WriteTarget,
+    partition: usize,
+    mut input: SendableRecordBatchStream,
+) -> DfResult<Vec<DataFile>> {
+    let meta = &target.metadata;
+    // Names unique to this run of the task (a retried task never overwrites a file an
+    // earlier run may have committed), carrying the process that wrote them.
+    let mut options = iceberg_append::write_options(meta)
+        .map_err(Error::from)?
+        .with_operation_id(target.operation_id)
+        .with_partition_id(u32::try_from(partition).unwrap_or(u32::MAX))
+        .with_task_id(uuid::Uuid::new_v4().as_u64_pair().0 >> 16);
+    options.file_suffix = Some(format!("pid{}", std::process::id()));
+    let schema = meta.current_schema().map_err(Error::from)?;
+    let spec = meta.default_spec().map_err(Error::from)?;
+    let mut writer = DataFileWriter::new(io, &meta.location, schema, spec, None, &options)
+        .map_err(Error::from)?;
+    while let Some(batch) = input.next().await {
+        let batch = batch?;
+        if batch.num_rows() > 0 {
+            Box::pin(writer.write(&batch)).await.map_err(Error::from)?;
+        }
+    }
+    Ok(Box::pin(writer.close()).await.map_err(Error::from)?)
+}
+
+/// One row per data file, its record as JSON.
+fn data_file_batch(table: &str, files: &[DataFile]) -> DfResult<RecordBatch> {
+    let json = files
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| Error::DataFileRecord {
+            table: table.to_string(),
+            source,
+        })?;
+    let column: ArrayRef = Arc::new(StringArray::from(json));
+    Ok(RecordBatch::try_new(data_file_schema(), vec![column])?)
+}
+
+/// The data file records in a write node's output batch.
+///
+/// # Errors
+/// When the batch is not a write node's output.
+pub fn data_files_of(table: &str, batch: &RecordBatch) -> Result<Vec<DataFile>> {
+    let Some(column) = batch
+        .column_by_name(DATA_FILE_COLUMN)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+    else {
+        return Err(Error::NotWriteOutput {
+            table: table.to_string(),
+        });
+    };
+    column
+        .iter()
+        .flatten()
+        .map(|json| {
+            serde_json::from_str(json).map_err(|source| Error::DataFileRecord {
+                table: table.to_string(),
+                source,
+            })
+        })
+        .collect()
+}

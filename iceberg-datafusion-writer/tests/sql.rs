@@ -1,0 +1,374 @@
+//! SQL over Iceberg tables in DataFusion: `INSERT INTO ... SELECT` writes on every input
+//! partition and lands one snapshot, `SELECT` reads what was written (renamed and added
+//! columns by field id) and skips files by their bounds, a commit that runs twice lands once.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{AsArray, RecordBatch};
+use datafusion::arrow::datatypes::{Int64Type, TimestampMicrosecondType, UInt64Type};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::physical_plan::collect;
+use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext, col, lit};
+use datafusion::scalar::ScalarValue;
+use iceberg_append::catalog::NamespaceIdent;
+use iceberg_append::update::TableUpdate;
+use iceberg_append::{Catalog, SystemEnvironment, TableCreation, TableIdent, commit_table_update};
+use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
+use iceberg_datafusion_writer::scan::plan_files;
+use iceberg_datafusion_writer::{IcebergCatalogProvider, IcebergTableProvider};
+use iceberg_spec::evolution::UpdateSchema;
+use iceberg_spec::{NestedField, PartitionSpec, PrimitiveType, Schema, Transform, Type};
+use iceberg_testing::events::{self, DAY_MICROS, START_MICROS};
+
+const DB: &str = "db";
+
+/// A SQLite catalog in `dir` with namespace `db`.
+async fn catalog(dir: &std::path::Path) -> Arc<SqlCatalog> {
+    let catalog = SqlCatalog::connect(SqlCatalogConfig::local(dir))
+        .await
+        .unwrap();
+    let db = NamespaceIdent::parse(DB).unwrap();
+    catalog
+        .create_namespace(&db, Default::default())
+        .await
+        .unwrap();
+    Arc::new(catalog)
+}
+
+fn ident(name: &str) -> TableIdent {
+    TableIdent::new(NamespaceIdent::parse(DB).unwrap(), name)
+}
+
+/// A session with `partitions` target partitions and `catalog` as `iceberg`.
+async fn session(catalog: Arc<SqlCatalog>, partitions: usize) -> SessionContext {
+    let config = SessionConfig::new().with_target_partitions(partitions);
+    let ctx = SessionContext::new_with_config(config);
+    let provider = IcebergCatalogProvider::try_new(catalog).await.unwrap();
+    ctx.register_catalog("iceberg", Arc::new(provider));
+    ctx
+}
+
+async fn sql(ctx: &SessionContext, query: &str) -> Vec<RecordBatch> {
+    ctx.sql(query).await.unwrap().collect().await.unwrap()
+}
+
+/// The single i64 (or u64) value of a one-row, one-column answer.
+async fn scalar(ctx: &SessionContext, query: &str) -> i64 {
+    let batches = sql(ctx, query).await;
+    let column = batches[0].column(0);
+    match column.as_primitive_opt::<Int64Type>() {
+        Some(a) => a.value(0),
+        None => i64::try_from(column.as_primitive::<UInt64Type>().value(0)).unwrap(),
+    }
+}
+
+/// `rows` events written as `files` plain Parquet files under `dir/raw`.
+fn raw_events(dir: &std::path::Path, rows: usize, files: usize) -> (String, Vec<RecordBatch>) {
+    let raw = dir.join("raw");
+    std::fs::create_dir_all(&raw).unwrap();
+    let batches: Vec<RecordBatch> = events::generate(rows)
+        .unwrap()
+        .iter()
+        .flat_map(|b| {
+            let step = b.num_rows().div_ceil(files);
+            (0..files).map(move |i| b.slice(i * step, step.min(b.num_rows() - i * step)))
+        })
+        .collect();
+    for (i, batch) in batches.iter().enumerate() {
+        let file = std::fs::File::create(raw.join(format!("part-{i}.parquet"))).unwrap();
+        let mut w = ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        w.write(batch).unwrap();
+        w.close().unwrap();
+    }
+    (format!("{}/", raw.display()), batches)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path()).await;
+    let schema = events::iceberg_schema().unwrap();
+    let mut creation = TableCreation::new("", schema.clone());
+    creation.spec = PartitionSpec::builder(&schema)
+        .add("ts", Transform::Day)
+        .unwrap()
+        .build()
+        .unwrap();
+    catalog
+        .create_table(&ident("events"), creation)
+        .await
+        .unwrap();
+    let (raw, batches) = raw_events(dir.path(), 40_000, 4);
+    let ctx = session(catalog.clone(), 4).await;
+    ctx.register_parquet("raw", &raw, ParquetReadOptions::default())
+        .await
+        .unwrap();
+
+    let inserted = scalar(&ctx, "INSERT INTO iceberg.db.events SELECT * FROM raw").await;
+    assert_eq!(inserted, 40_000);
+
+    // One snapshot, whose files came from several write partitions at once.
+    let table = catalog.load_table(&ident("events")).await.unwrap();
+    assert_eq!(table.metadata.snapshots.len(), 1);
+    let io = catalog.table_io(&table);
+    let all = plan_files(&io, "db.events", &table.metadata, &[])
+        .await
+        .unwrap();
+    let writers: BTreeSet<&str> = all
+        .files
+        .iter()
+        .map(|f| {
+            f.file_path
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .split('-')
+                .next()
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        writers.len() > 1,
+        "one write partition wrote everything: {writers:?}"
+    );
+    assert!(
+        all.files
+            .iter()
+            .all(|f| f.file_path.contains(&format!("pid{}", std::process::id())))
+    );
+
+    // Every row reads back, and a filter on one day reads that day's files only.
+    assert_eq!(
+        scalar(&ctx, "SELECT count(*) FROM iceberg.db.events").await,
+        40_000
+    );
+    let qty: i64 = batches
+        .iter()
+        .map(|b| {
+            b.column_by_name("qty")
+                .unwrap()
+                .as_primitive::<datafusion::arrow::datatypes::Int32Type>()
+                .iter()
+                .map(|v| i64::from(v.unwrap()))
+                .sum::<i64>()
+        })
+        .sum();
+    assert_eq!(
+        scalar(
+            &ctx,
+            "SELECT sum(CAST(qty AS BIGINT)) FROM iceberg.db.events"
+        )
+        .await,
+        qty
+    );
+    let (lo, hi) = (START_MICROS + 3 * DAY_MICROS, START_MICROS + 4 * DAY_MICROS);
+    let on_day: i64 = batches
+        .iter()
+        .map(|b| {
+            let ts = b
+                .column_by_name("ts")
+                .unwrap()
+                .as_primitive::<TimestampMicrosecondType>();
+            ts.iter().flatten().filter(|t| (lo..hi).contains(t)).count() as i64
+        })
+        .sum();
+    assert!(on_day > 0);
+    let query = format!(
+        "SELECT count(*) FROM iceberg.db.events WHERE ts >= to_timestamp_micros({lo}) \
+         AND ts < to_timestamp_micros({hi})"
+    );
+    assert_eq!(scalar(&ctx, &query).await, on_day);
+    // A date string compares as a timestamp, as in the README.
+    let from_jan_3: i64 = batches
+        .iter()
+        .map(|b| {
+            let ts = b
+                .column_by_name("ts")
+                .unwrap()
+                .as_primitive::<TimestampMicrosecondType>();
+            ts.iter()
+                .flatten()
+                .filter(|t| *t >= START_MICROS + 2 * DAY_MICROS)
+                .count() as i64
+        })
+        .sum();
+    let query = "SELECT count(*) FROM iceberg.db.events WHERE ts >= '2024-01-03'";
+    assert_eq!(scalar(&ctx, query).await, from_jan_3);
+    let ts = |v: i64| {
+        lit(ScalarValue::TimestampMicrosecond(
+            Some(v),
+            Some("UTC".into()),
+        ))
+    };
+    let filters = [col("ts").gt_eq(ts(lo)), col("ts").lt(ts(hi))];
+    let pruned = plan_files(&io, "db.events", &table.metadata, &filters)
+        .await
+        .unwrap();
+    assert_eq!(pruned.files.len() + pruned.skipped, all.files.len());
+    assert!(!pruned.files.is_empty() && pruned.skipped > 0, "{pruned:?}");
+    let day = (lo / DAY_MICROS) as i32;
+    for f in &pruned.files {
+        assert_eq!(
+            f.partition.first(),
+            Some(&Some(iceberg_spec::Datum::Date(day))),
+            "{}",
+            f.file_path
+        );
+    }
+}
+
+#[tokio::test]
+async fn renamed_and_added_columns_read_by_field_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path()).await;
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            NestedField::optional(2, "name", PrimitiveType::String),
+        ],
+    )
+    .unwrap();
+    catalog
+        .create_table(&ident("t"), TableCreation::new("", schema))
+        .await
+        .unwrap();
+    let ctx = session(catalog.clone(), 2).await;
+    sql(&ctx, "INSERT INTO iceberg.db.t VALUES (1, 'a'), (2, 'b')").await;
+
+    // `name` becomes `label`, and a new `name` (another field id) is added.
+    for step in 0..2 {
+        let meta = catalog.load_table(&ident("t")).await.unwrap().metadata;
+        let mut update = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
+        if step == 0 {
+            update.rename_column("name", "label").unwrap();
+        } else {
+            let string = Type::Primitive(PrimitiveType::String);
+            update.add_column(None, "name", string, None).unwrap();
+        }
+        let change = TableUpdate::new().with_schema(&meta, update.apply().unwrap());
+        commit_table_update(catalog.as_ref(), &ident("t"), &change, &SystemEnvironment)
+            .await
+            .unwrap();
+    }
+
+    let ctx = session(catalog.clone(), 2).await;
+    sql(&ctx, "INSERT INTO iceberg.db.t VALUES (3, 'c', 'new')").await;
+    let rows = sql(&ctx, "SELECT id, label, name FROM iceberg.db.t ORDER BY id").await;
+    let text = datafusion::arrow::util::pretty::pretty_format_batches(&rows)
+        .unwrap()
+        .to_string();
+    let expected = "\
++----+-------+------+
+| id | label | name |
++----+-------+------+
+| 1  | a     |      |
+| 2  | b     |      |
+| 3  | c     | new  |
++----+-------+------+";
+    assert_eq!(text, expected);
+}
+
+#[tokio::test]
+async fn an_insert_plan_run_twice_commits_once_and_leaves_no_files_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path()).await;
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    catalog
+        .create_table(&ident("t"), TableCreation::new("", schema))
+        .await
+        .unwrap();
+    let ctx = session(catalog.clone(), 2).await;
+    let plan = ctx
+        .sql("INSERT INTO iceberg.db.t VALUES (1), (2), (3)")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        let out = collect(plan.clone(), ctx.task_ctx()).await.unwrap();
+        assert_eq!(out[0].column(0).as_primitive::<UInt64Type>().value(0), 3);
+    }
+    let table = catalog.load_table(&ident("t")).await.unwrap();
+    assert_eq!(table.metadata.snapshots.len(), 1);
+    assert_eq!(scalar(&ctx, "SELECT count(*) FROM iceberg.db.t").await, 3);
+    // The second run's files were deleted: only the snapshot's are under data/.
+    let data = dir.path().join("db/t/data");
+    let on_disk = std::fs::read_dir(&data).map(|d| d.count()).unwrap_or(0);
+    let io = catalog.table_io(&table);
+    let live = plan_files(&io, "db.t", &table.metadata, &[]).await.unwrap();
+    assert_eq!(on_disk, live.files.len(), "files under {}", data.display());
+}
+
+#[tokio::test]
+async fn overwrite_is_refused_and_the_table_is_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path()).await;
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    catalog
+        .create_table(&ident("t"), TableCreation::new("", schema))
+        .await
+        .unwrap();
+    let provider = IcebergTableProvider::try_new(catalog.clone(), ident("t"))
+        .await
+        .unwrap();
+    let ctx = SessionContext::new();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let err = match ctx.sql("INSERT OVERWRITE t VALUES (1)").await {
+        Ok(df) => df.collect().await.unwrap_err(),
+        Err(e) => e,
+    };
+    assert!(err.to_string().contains("only appends"), "{err}");
+    let table = catalog.load_table(&ident("t")).await.unwrap();
+    assert!(table.metadata.snapshots.is_empty());
+}
+
+#[tokio::test]
+async fn a_required_column_given_nulls_fails_and_commits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path()).await;
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            NestedField::optional(2, "v", PrimitiveType::Long),
+        ],
+    )
+    .unwrap();
+    catalog
+        .create_table(&ident("t"), TableCreation::new("", schema))
+        .await
+        .unwrap();
+    let ctx = session(catalog.clone(), 2).await;
+    let result = match ctx
+        .sql("INSERT INTO iceberg.db.t VALUES (1, 1), (NULL, 2)")
+        .await
+    {
+        Ok(df) => df.collect().await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    assert!(result.is_err());
+    let table = catalog.load_table(&ident("t")).await.unwrap();
+    assert!(table.metadata.snapshots.is_empty());
+    let data = dir.path().join("db/t/data");
+    let left = walk(&data);
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Every file under `dir`, recursively (none when it does not exist).
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| {
+            let p = e.path();
+            if p.is_dir() { walk(&p) } else { vec![p] }
+        })
+        .collect()
+}
