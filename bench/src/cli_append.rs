@@ -11,7 +11,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use crate::measure::{mib, peak_rss_bytes_of};
+use crate::measure::{cpu_seconds_of, mib, peak_rss_bytes_of};
 use iceberg_testing::events as data;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -38,19 +38,11 @@ pub(crate) fn run(args: &CliArgs) -> Result<(), BoxError> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let input = dir.join("events.parquet");
-    let batches = data::generate(args.rows)?;
-    let arrow_bytes: usize = batches.iter().map(|b| b.get_array_memory_size()).sum();
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
-        .build();
-    let mut w = ArrowWriter::try_new(File::create(&input)?, data::arrow_schema(), Some(props))?;
-    for b in &batches {
-        w.write(b)?;
-    }
-    w.close()?;
-    drop(batches);
+    let arrow_bytes = write_input(&input, args.rows)?;
     let input_bytes = std::fs::metadata(&input)?.len();
-    let (wall, peak, out) = append(&args.binary, &dir, &input, &args.table_properties)?;
+    let AppendRun {
+        wall, peak, out, ..
+    } = append(&args.binary, &dir, &input, &args.table_properties)?;
     if !out.status.success() {
         return Err(format!(
             "iceberg append failed: {}",
@@ -82,13 +74,39 @@ pub(crate) fn run(args: &CliArgs) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Runs the append, polling the child's peak RSS until it exits.
-fn append(
+/// Writes `rows` events as one zstd(3) Parquet file at `path`; returns their size in Arrow.
+pub(crate) fn write_input(path: &Path, rows: usize) -> Result<usize, BoxError> {
+    let batches = data::generate(rows)?;
+    let arrow_bytes: usize = batches.iter().map(|b| b.get_array_memory_size()).sum();
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+        .build();
+    let mut w = ArrowWriter::try_new(File::create(path)?, data::arrow_schema(), Some(props))?;
+    for b in &batches {
+        w.write(b)?;
+    }
+    w.close()?;
+    Ok(arrow_bytes)
+}
+
+/// What one `iceberg append` run took.
+pub(crate) struct AppendRun {
+    pub(crate) wall: Duration,
+    /// Peak RSS, the last reading before the child exited.
+    pub(crate) peak: Option<u64>,
+    /// User + system CPU seconds, the last reading before the child exited (to within a
+    /// 20 ms poll).
+    pub(crate) cpu: Option<f64>,
+    pub(crate) out: std::process::Output,
+}
+
+/// Runs the append, polling the child's peak RSS and CPU time until it exits.
+pub(crate) fn append(
     binary: &Path,
     dir: &Path,
     input: &Path,
     table_properties: &[String],
-) -> Result<(Duration, Option<u64>, std::process::Output), BoxError> {
+) -> Result<AppendRun, BoxError> {
     let started = Instant::now();
     let mut child = Command::new(binary)
         .current_dir(dir)
@@ -103,15 +121,24 @@ fn append(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    let mut peak = None;
+    let (mut peak, mut cpu) = (None, None);
     while child.try_wait()?.is_none() {
-        // VmHWM only grows: the last reading before exit is the peak (to within a poll).
+        // VmHWM and CPU time only grow: the last readings before exit are the totals (to
+        // within a poll).
         if let Some(p) = peak_rss_bytes_of(child.id()) {
             peak = Some(p);
+        }
+        if let Some(c) = cpu_seconds_of(child.id()) {
+            cpu = Some(c);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     let wall = started.elapsed();
     let out = child.wait_with_output()?;
-    Ok((wall, peak, out))
+    Ok(AppendRun {
+        wall,
+        peak,
+        cpu,
+        out,
+    })
 }

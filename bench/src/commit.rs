@@ -13,7 +13,7 @@ use iceberg_append::{
     commit_append_with_mode,
 };
 use iceberg_io::FileIo;
-use iceberg_spec::{DataFile, Datum, FileFormat, PartitionSpec, Schema, Transform};
+use iceberg_spec::{DataFile, Datum, FileFormat, Schema};
 
 use crate::measure::{self, median, mib, ms};
 use iceberg_testing::events::{self as data, DAY_MICROS, DAYS, START_MICROS, SplitMix64, day_of};
@@ -46,9 +46,7 @@ async fn create_table(dir: &Path) -> Result<(InMemoryCatalog, TableIdent, Schema
     let ident = TableIdent::parse("bench.events").ok_or("bad table name")?;
     let schema = data::iceberg_schema()?;
     let mut creation = TableCreation::new(location, schema.clone());
-    creation.spec = PartitionSpec::builder(&schema)
-        .add("ts", Transform::Day)?
-        .build()?;
+    creation.spec = data::day_spec(&schema)?;
     catalog.create_table(&ident, creation).await?;
     Ok((catalog, ident, schema))
 }

@@ -11,6 +11,9 @@
 //! - `maintenance`: a streaming table of many small fast appends, then compaction, manifest
 //!   rewrite and expiry: files, manifests, metadata size and append latency before and
 //!   after, and compaction's throughput (issue 20).
+//! - `sql`: DataFusion `INSERT INTO` a `day(ts)` table through `iceberg-datafusion-writer`
+//!   against `iceberg append` on the same Parquet file: wall, CPU over wall, files, peak RSS
+//!   (issue 22).
 //!
 //! Everything runs on local disk under `target/bench-tmp` and is deleted afterwards.
 
@@ -19,6 +22,7 @@ mod commit;
 mod maintenance;
 mod measure;
 mod python;
+mod sql;
 mod write;
 mod write_one;
 
@@ -100,6 +104,8 @@ enum Which {
     AppendCli,
     /// Many small appends, then compaction, manifest rewrite and expiry.
     Maintenance,
+    /// DataFusion `INSERT INTO` a `day(ts)` table against `iceberg append` on the same rows.
+    Sql,
     /// One run of the write matrix (internal: the matrix runs it as a process of its own).
     #[value(hide = true)]
     WriteOne,
@@ -201,6 +207,15 @@ async fn run(cli: Cli) -> Result<(), Box<dyn Error + Send + Sync>> {
             work_dir: work_dir.clone(),
             appends: cli.appends.max(1),
             rows_per_append: cli.rows_per_append.max(1),
+        })
+        .await?;
+    }
+    if matches!(cli.which, Which::All | Which::Sql) {
+        println!("\n## DataFusion INSERT INTO (issue 22)\n");
+        sql::run(&sql::SqlArgs {
+            rows: cli.rows,
+            work_dir: work_dir.clone(),
+            binary: root.join("target").join("release").join("iceberg"),
         })
         .await?;
     }

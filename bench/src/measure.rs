@@ -9,7 +9,16 @@ const TICKS_PER_SECOND: f64 = 100.0;
 
 /// User + system CPU seconds of this process (all threads) so far, if readable.
 pub(crate) fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    cpu_seconds_at("/proc/self/stat")
+}
+
+/// User + system CPU seconds of process `pid` so far, while it runs.
+pub(crate) fn cpu_seconds_of(pid: u32) -> Option<f64> {
+    cpu_seconds_at(&format!("/proc/{pid}/stat"))
+}
+
+fn cpu_seconds_at(stat_file: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(stat_file).ok()?;
     // The command name may hold spaces; fields restart after its closing parenthesis.
     let rest = &stat[stat.rfind(')')? + 2..];
     let fields: Vec<&str> = rest.split(' ').collect();

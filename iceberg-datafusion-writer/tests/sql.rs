@@ -20,7 +20,7 @@ use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
 use iceberg_datafusion_writer::scan::plan_files;
 use iceberg_datafusion_writer::{IcebergCatalogProvider, IcebergTableProvider};
 use iceberg_spec::evolution::UpdateSchema;
-use iceberg_spec::{NestedField, PartitionSpec, PrimitiveType, Schema, Transform, Type};
+use iceberg_spec::{NestedField, PrimitiveType, Schema, Type};
 use iceberg_testing::events::{self, DAY_MICROS, START_MICROS};
 
 const DB: &str = "db";
@@ -40,6 +40,20 @@ async fn catalog(dir: &std::path::Path) -> Arc<SqlCatalog> {
 
 fn ident(name: &str) -> TableIdent {
     TableIdent::new(NamespaceIdent::parse(DB).unwrap(), name)
+}
+
+/// Creates the unpartitioned table `db.t`: a required long `id`, then the optional columns
+/// `optional`.
+async fn create_t(catalog: &SqlCatalog, optional: &[(&str, PrimitiveType)]) {
+    let mut fields = vec![NestedField::required(1, "id", PrimitiveType::Long)];
+    for (i, (name, ty)) in optional.iter().enumerate() {
+        fields.push(NestedField::optional(i as i32 + 2, *name, ty.clone()));
+    }
+    let schema = Schema::new(0, fields).unwrap();
+    catalog
+        .create_table(&ident("t"), TableCreation::new("", schema))
+        .await
+        .unwrap();
 }
 
 /// A session with `partitions` target partitions and `catalog` as `iceberg`.
@@ -92,11 +106,7 @@ async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
     let catalog = catalog(dir.path()).await;
     let schema = events::iceberg_schema().unwrap();
     let mut creation = TableCreation::new("", schema.clone());
-    creation.spec = PartitionSpec::builder(&schema)
-        .add("ts", Transform::Day)
-        .unwrap()
-        .build()
-        .unwrap();
+    creation.spec = events::day_spec(&schema).unwrap();
     catalog
         .create_table(&ident("events"), creation)
         .await
@@ -224,18 +234,7 @@ async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
 async fn renamed_and_added_columns_read_by_field_id() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = catalog(dir.path()).await;
-    let schema = Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", PrimitiveType::Long),
-            NestedField::optional(2, "name", PrimitiveType::String),
-        ],
-    )
-    .unwrap();
-    catalog
-        .create_table(&ident("t"), TableCreation::new("", schema))
-        .await
-        .unwrap();
+    create_t(&catalog, &[("name", PrimitiveType::String)]).await;
     let ctx = session(catalog.clone(), 2).await;
     sql(&ctx, "INSERT INTO iceberg.db.t VALUES (1, 'a'), (2, 'b')").await;
 
@@ -276,11 +275,7 @@ async fn renamed_and_added_columns_read_by_field_id() {
 async fn an_insert_plan_run_twice_commits_once_and_leaves_no_files_behind() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = catalog(dir.path()).await;
-    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
-    catalog
-        .create_table(&ident("t"), TableCreation::new("", schema))
-        .await
-        .unwrap();
+    create_t(&catalog, &[]).await;
     let ctx = session(catalog.clone(), 2).await;
     let plan = ctx
         .sql("INSERT INTO iceberg.db.t VALUES (1), (2), (3)")
@@ -308,11 +303,7 @@ async fn an_insert_plan_run_twice_commits_once_and_leaves_no_files_behind() {
 async fn overwrite_is_refused_and_the_table_is_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = catalog(dir.path()).await;
-    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
-    catalog
-        .create_table(&ident("t"), TableCreation::new("", schema))
-        .await
-        .unwrap();
+    create_t(&catalog, &[]).await;
     let provider = IcebergTableProvider::try_new(catalog.clone(), ident("t"))
         .await
         .unwrap();
@@ -331,18 +322,7 @@ async fn overwrite_is_refused_and_the_table_is_unchanged() {
 async fn a_required_column_given_nulls_fails_and_commits_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = catalog(dir.path()).await;
-    let schema = Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", PrimitiveType::Long),
-            NestedField::optional(2, "v", PrimitiveType::Long),
-        ],
-    )
-    .unwrap();
-    catalog
-        .create_table(&ident("t"), TableCreation::new("", schema))
-        .await
-        .unwrap();
+    create_t(&catalog, &[("v", PrimitiveType::Long)]).await;
     let ctx = session(catalog.clone(), 2).await;
     let result = match ctx
         .sql("INSERT INTO iceberg.db.t VALUES (1, 1), (NULL, 2)")

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow_array::builder::{Float64Builder, StringBuilder};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, TimestampMicrosecondArray};
 use arrow_schema::{ArrowError, DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
-use iceberg_spec::{NestedField, PrimitiveType, Schema};
+use iceberg_spec::{NestedField, PartitionSpec, PrimitiveType, Schema, Transform};
 
 /// Rows per generated batch.
 pub const BATCH_ROWS: usize = 131_072;
@@ -78,6 +78,13 @@ pub fn iceberg_schema() -> Result<Schema, iceberg_spec::Error> {
             NestedField::optional(7, "qty", PrimitiveType::Int),
         ],
     )
+}
+
+/// The events table's `day(ts)` partition spec, the benchmarks' default layout.
+pub fn day_spec(schema: &Schema) -> Result<PartitionSpec, iceberg_spec::Error> {
+    PartitionSpec::builder(schema)
+        .add("ts", Transform::Day)?
+        .build()
 }
 
 /// `rows` rows in batches of [`BATCH_ROWS`], always the same for the same `rows`.

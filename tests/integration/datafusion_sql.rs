@@ -12,7 +12,6 @@ use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{Catalog, TableCreation, TableIdent};
 use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
 use iceberg_datafusion_writer::IcebergCatalogProvider;
-use iceberg_spec::{PartitionSpec, Transform};
 use iceberg_testing::events::{self, DAY_MICROS, START_MICROS};
 
 use crate::external;
@@ -61,11 +60,7 @@ async fn datafusion_insert_into_a_day_table_reads_the_same_in_pyiceberg() {
         .unwrap();
     let schema = events::iceberg_schema().unwrap();
     let mut creation = TableCreation::new("", schema.clone());
-    creation.spec = PartitionSpec::builder(&schema)
-        .add("ts", Transform::Day)
-        .unwrap()
-        .build()
-        .unwrap();
+    creation.spec = events::day_spec(&schema).unwrap();
     catalog
         .create_table(&TableIdent::new(db, "events"), creation)
         .await
