@@ -198,8 +198,20 @@ async fn commit_once(
         snapshot_id,
         given: AtomicBool::new(false),
     };
-    commit_append(catalog, ident, files, BTreeMap::new(), &env).await?;
-    Ok(u64::try_from(rows).unwrap_or(0))
+    let paths: Vec<String> = files.iter().map(|f| f.file_path.clone()).collect();
+    match commit_append(catalog, ident, files, BTreeMap::new(), &env).await {
+        Ok(_) => Ok(u64::try_from(rows).unwrap_or(0)),
+        Err(e) => {
+            // Definitely not landed (the commit deleted its own manifests): the data files
+            // are nobody's. Unknown: they may be in the table, so they stay.
+            if !e.is_commit_state_unknown() {
+                let io = catalog.table_io(&table);
+                // Best effort: the commit's error is the one to report.
+                let _ = io.delete_many(paths).await;
+            }
+            Err(e.into())
+        }
+    }
 }
 
 /// The system clock and UUIDs, with the snapshot id the plan fixed: given once (checked

@@ -14,6 +14,7 @@ use datafusion::physical_plan::collect;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext, col, lit};
 use datafusion::scalar::ScalarValue;
 use iceberg_append::catalog::NamespaceIdent;
+use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
 use iceberg_append::update::TableUpdate;
 use iceberg_append::{Catalog, SystemEnvironment, TableCreation, TableIdent, commit_table_update};
 use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
@@ -351,4 +352,61 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
             if p.is_dir() { walk(&p) } else { vec![p] }
         })
         .collect()
+}
+
+/// Every swap is refused: the pointer always moved.
+#[derive(Debug)]
+struct AlwaysConflicts;
+
+#[async_trait::async_trait]
+impl CommitInterceptor<SqlCatalog> for AlwaysConflicts {
+    async fn commit(
+        &self,
+        _inner: &SqlCatalog,
+        ident: &TableIdent,
+        base: &str,
+        _new: &iceberg_spec::TableMetadata,
+    ) -> iceberg_append::Result<String> {
+        Err(iceberg_append::Error::CommitConflict {
+            table: ident.to_string(),
+            expected: Some(base.to_string()),
+            found: None,
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_insert_whose_commit_fails_deletes_the_files_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql_catalog = catalog(dir.path()).await;
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    let mut creation = TableCreation::new("", schema);
+    creation
+        .properties
+        .insert("commit.retry.num-retries".into(), "0".into());
+    sql_catalog
+        .create_table(&ident("t"), creation)
+        .await
+        .unwrap();
+    let inner = SqlCatalog::connect(SqlCatalogConfig::local(dir.path()))
+        .await
+        .unwrap();
+    let failing: Arc<dyn Catalog> = Arc::new(InterceptingCatalog::new(inner, AlwaysConflicts));
+    let provider = IcebergTableProvider::try_new(failing, ident("t"))
+        .await
+        .unwrap();
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let err = ctx
+        .sql("INSERT INTO t VALUES (1), (2), (3), (4)")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("conflict"), "{err}");
+    let table = sql_catalog.load_table(&ident("t")).await.unwrap();
+    assert!(table.metadata.snapshots.is_empty());
+    let left = walk(&dir.path().join("db/t/data"));
+    assert!(left.is_empty(), "{left:?}");
 }
