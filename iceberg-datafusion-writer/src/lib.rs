@@ -9,7 +9,8 @@
 //!   files with DataFusion's Parquet source, skipping files whose column bounds rule the
 //!   filters out ([`scan`]), columns matched by field id ([`field_ids`]: renamed and added
 //!   columns read right). `INSERT INTO` plans a write node with as many partitions as its
-//!   input ([`write::IcebergWriteExec`]: every partition runs our writer) and one commit node
+//!   input ([`write::IcebergWriteExec`]: every partition runs our writer, the input
+//!   hash-partitioned by the table's partition key, [`partition_key`]) and one commit node
 //!   ([`commit::IcebergCommitExec`]: one snapshot, its id fixed in the plan, so a commit
 //!   that runs twice lands once).
 //! - [`IcebergCatalogProvider`]: any of our catalogs, namespaces as schemas.
@@ -48,6 +49,7 @@ pub mod catalog;
 pub mod commit;
 pub mod error;
 pub mod field_ids;
+pub mod partition_key;
 pub mod provider;
 mod prune;
 pub mod scan;

@@ -127,7 +127,7 @@ impl TableProvider for IcebergTableProvider {
             metadata: table.metadata,
             operation_id: env.new_uuid(),
         };
-        let write = Arc::new(IcebergWriteExec::new(input, Arc::new(target), io));
+        let write = Arc::new(IcebergWriteExec::try_new(input, Arc::new(target), io)?);
         let gathered = Arc::new(CoalescePartitionsExec::new(write));
         Ok(Arc::new(IcebergCommitExec::new(
             gathered,

@@ -15,8 +15,8 @@ use datafusion::physical_expr::EquivalenceProperties;
 use datafusion::physical_expr_common::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
-    PlanProperties,
+    DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
+    Partitioning, PlanProperties,
 };
 use futures::StreamExt;
 use iceberg_io::FileIo;
@@ -24,6 +24,7 @@ use iceberg_spec::{DataFile, TableMetadata};
 use iceberg_write::DataFileWriter;
 
 use crate::error::{Error, Result};
+use crate::partition_key::PartitionKeyExpr;
 
 /// The column of the write node's output: one data file record (JSON) per row.
 pub const DATA_FILE_COLUMN: &str = "data_file";
@@ -47,12 +48,23 @@ pub struct IcebergWriteExec {
     input: Arc<dyn ExecutionPlan>,
     target: Arc<WriteTarget>,
     io: FileIo,
+    /// The table's partition fields over the input: DataFusion hash-partitions the input by
+    /// them, so each table partition reaches one writer (empty: any distribution).
+    partition_keys: Vec<Arc<dyn PhysicalExpr>>,
     properties: Arc<PlanProperties>,
 }
 
 impl IcebergWriteExec {
     /// Writes `input`'s partitions into `target` through `io`.
-    pub fn new(input: Arc<dyn ExecutionPlan>, target: Arc<WriteTarget>, io: FileIo) -> Self {
+    ///
+    /// # Errors
+    /// When the target's metadata lacks its current schema or default spec.
+    pub fn try_new(
+        input: Arc<dyn ExecutionPlan>,
+        target: Arc<WriteTarget>,
+        io: FileIo,
+    ) -> Result<Self> {
+        let partition_keys = PartitionKeyExpr::of_table(&target.metadata, &input.schema())?;
         let partitions = input.output_partitioning().partition_count();
         let properties = PlanProperties::new(
             EquivalenceProperties::new(data_file_schema()),
@@ -60,12 +72,13 @@ impl IcebergWriteExec {
             input.pipeline_behavior(),
             input.boundedness(),
         );
-        Self {
+        Ok(Self {
             input,
             target,
             io,
+            partition_keys,
             properties: Arc::new(properties),
-        }
+        })
     }
 
     /// The table this node writes.
@@ -103,6 +116,14 @@ impl ExecutionPlan for IcebergWriteExec {
         vec![true]
     }
 
+    fn required_input_distribution(&self) -> Vec<Distribution> {
+        if self.partition_keys.is_empty() {
+            vec![Distribution::UnspecifiedDistribution]
+        } else {
+            vec![Distribution::KeyPartitioned(self.partition_keys.clone())]
+        }
+    }
+
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
         vec![&self.input]
     }
@@ -121,11 +142,11 @@ impl ExecutionPlan for IcebergWriteExec {
         let input = children.into_iter().next().ok_or_else(|| {
             datafusion::error::DataFusionError::Internal("IcebergWriteExec has one input".into())
         })?;
-        Ok(Arc::new(Self::new(
+        Ok(Arc::new(Self::try_new(
             input,
             self.target.clone(),
             self.io.clone(),
-        )))
+        )?))
     }
 
     fn execute(

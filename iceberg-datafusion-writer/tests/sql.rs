@@ -145,6 +145,15 @@ async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
         writers.len() > 1,
         "one write partition wrote everything: {writers:?}"
     );
+    // The input reaches the writers hash-partitioned by day: one file per day, not one per
+    // day and writer.
+    let days: BTreeSet<String> = all
+        .files
+        .iter()
+        .map(|f| format!("{:?}", f.partition))
+        .collect();
+    assert_eq!(days.len(), 30);
+    assert_eq!(all.files.len(), days.len(), "files per day");
     assert!(
         all.files
             .iter()

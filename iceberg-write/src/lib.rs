@@ -82,8 +82,10 @@ pub use crate::naming::FileCounter;
 pub use crate::options::{
     DEFAULT_BROTLI_LEVEL, DEFAULT_GZIP_LEVEL, DEFAULT_ZSTD_LEVEL, WriteOptions,
 };
+pub use crate::partition::transform::transform_array;
 pub use crate::to_arrow::{
     LIST_ELEMENT_NAME, MAP_ENTRIES_NAME, MAP_KEY_NAME, MAP_VALUE_NAME, UTC_TIME_ZONE, arrow_schema,
+    arrow_type,
 };
 pub use crate::writer::DataFileWriter;
 

@@ -78,7 +78,7 @@ pub(crate) fn arrow_field(f: &NestedField, name: &str, full: &str) -> Result<Fie
 }
 
 /// The Arrow type of an Iceberg type; `full` names the column in errors.
-pub(crate) fn arrow_type(t: &Type, full: &str) -> Result<DataType> {
+pub fn arrow_type(t: &Type, full: &str) -> Result<DataType> {
     Ok(match t {
         Type::Primitive(p) => primitive_arrow_type(p, full)?,
         Type::Struct(s) => DataType::Struct(struct_fields(&s.fields, full)?),

@@ -4,7 +4,7 @@
 //! - `transform`: vectorized partition transforms.
 //! - `values`: single values between Arrow arrays and [`Datum`]s.
 
-mod transform;
+pub(crate) mod transform;
 pub(crate) mod values;
 
 use std::collections::HashMap;

@@ -31,7 +31,7 @@ use crate::to_arrow::arrow_type;
 ///
 /// # Errors
 /// When the transform does not accept the source type or its parameter is 0.
-pub(crate) fn transform_array(
+pub fn transform_array(
     transform: &Transform,
     source_type: &PrimitiveType,
     source: &ArrayRef,
