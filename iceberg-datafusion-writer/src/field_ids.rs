@@ -26,7 +26,7 @@ use iceberg_spec::name_mapping::NameMapping;
 /// column can be called that, so DataFusion reads the column as null.
 const ABSENT: &str = "\u{0}iceberg-absent-field-";
 
-/// Makes a [`FieldIdAdapter`] for each file a scan opens.
+/// Makes, for each file a scan opens, an adapter that matches its columns by field id.
 #[derive(Debug, Clone, Default)]
 pub struct FieldIdAdapterFactory {
     /// Field ids by top-level column name, for files whose columns carry none.
