@@ -41,16 +41,8 @@ pub(crate) fn run(args: &CliArgs) -> Result<(), BoxError> {
     let arrow_bytes = write_input(&input, args.rows)?;
     let input_bytes = std::fs::metadata(&input)?.len();
     let AppendRun {
-        wall, peak, out, ..
+        wall, peak, report, ..
     } = append(&args.binary, &dir, &input, &args.table_properties)?;
-    if !out.status.success() {
-        return Err(format!(
-            "iceberg append failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-        .into());
-    }
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     println!(
         "`iceberg append bench.events events.parquet --create --partition 'day(ts)'{}` \
          (release), {} rows from one {:.1} MiB Parquet file ({:.1} MiB in Arrow):",
@@ -97,10 +89,12 @@ pub(crate) struct AppendRun {
     /// User + system CPU seconds, the last reading before the child exited (to within a
     /// 20 ms poll).
     pub(crate) cpu: Option<f64>,
-    pub(crate) out: std::process::Output,
+    /// What `--json` printed.
+    pub(crate) report: serde_json::Value,
 }
 
-/// Runs the append, polling the child's peak RSS and CPU time until it exits.
+/// Runs the append, polling the child's peak RSS and CPU time until it exits; a failed
+/// append is an error with its stderr.
 pub(crate) fn append(
     binary: &Path,
     dir: &Path,
@@ -135,10 +129,17 @@ pub(crate) fn append(
     }
     let wall = started.elapsed();
     let out = child.wait_with_output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "iceberg append failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
     Ok(AppendRun {
         wall,
         peak,
         cpu,
-        out,
+        report: serde_json::from_slice(&out.stdout)?,
     })
 }

@@ -99,16 +99,8 @@ pub(crate) async fn run(args: &SqlArgs) -> Result<(), BoxError> {
             wall,
             peak,
             cpu,
-            out,
+            report,
         } = append(&args.binary, &dir, &input, &[])?;
-        if !out.status.success() {
-            return Err(format!(
-                "iceberg append failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-            .into());
-        }
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
         println!(
             "| `iceberg append` (CLI) | {:.2} | {} | {} | {} |",
             wall.as_secs_f64(),

@@ -30,7 +30,7 @@ use iceberg_spec::DataFile;
 use uuid::Uuid;
 
 use crate::error::Error;
-use crate::write::data_files_of;
+use crate::write::{data_files_of, only_child};
 
 /// Commits what its input (a write node, coalesced to one partition) wrote, once.
 #[derive(Debug)]
@@ -122,10 +122,7 @@ impl ExecutionPlan for IcebergCommitExec {
         self: Arc<Self>,
         children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let input = children
-            .into_iter()
-            .next()
-            .ok_or_else(|| DataFusionError::Internal("IcebergCommitExec has one input".into()))?;
+        let input = only_child(children, self.name())?;
         Ok(Arc::new(Self::new(
             input,
             self.catalog.clone(),

@@ -130,8 +130,13 @@ impl ExecutionPlan for IcebergWriteExec {
 
     fn apply_expressions(
         &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
     ) -> DfResult<TreeNodeRecursion> {
+        for key in &self.partition_keys {
+            if f(key)? == TreeNodeRecursion::Stop {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
         Ok(TreeNodeRecursion::Continue)
     }
 
@@ -139,9 +144,7 @@ impl ExecutionPlan for IcebergWriteExec {
         self: Arc<Self>,
         children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let input = children.into_iter().next().ok_or_else(|| {
-            datafusion::error::DataFusionError::Internal("IcebergWriteExec has one input".into())
-        })?;
+        let input = only_child(children, self.name())?;
         Ok(Arc::new(Self::try_new(
             input,
             self.target.clone(),
@@ -165,6 +168,20 @@ impl ExecutionPlan for IcebergWriteExec {
             data_file_schema(),
             futures::stream::once(written),
         )))
+    }
+}
+
+/// The one child of a plan node that has one.
+pub(crate) fn only_child(
+    children: Vec<Arc<dyn ExecutionPlan>>,
+    node: &str,
+) -> DfResult<Arc<dyn ExecutionPlan>> {
+    let mut children = children.into_iter();
+    match (children.next(), children.next()) {
+        (Some(child), None) => Ok(child),
+        _ => Err(datafusion::error::DataFusionError::Internal(format!(
+            "{node} has one input"
+        ))),
     }
 }
 

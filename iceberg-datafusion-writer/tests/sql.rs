@@ -80,6 +80,16 @@ async fn scalar(ctx: &SessionContext, query: &str) -> i64 {
     }
 }
 
+/// How many rows of `batches` have a `ts` that `keep` keeps.
+fn count_ts(batches: &[RecordBatch], keep: impl Fn(i64) -> bool) -> i64 {
+    let rows = batches.iter().map(|b| {
+        let ts = b.column_by_name("ts").unwrap();
+        let ts = ts.as_primitive::<TimestampMicrosecondType>();
+        ts.iter().flatten().filter(|t| keep(*t)).count()
+    });
+    i64::try_from(rows.sum::<usize>()).unwrap()
+}
+
 /// `rows` events written as `files` plain Parquet files under `dir/raw`.
 fn raw_events(dir: &std::path::Path, rows: usize, files: usize) -> (String, Vec<RecordBatch>) {
     let raw = dir.join("raw");
@@ -185,16 +195,7 @@ async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
         qty
     );
     let (lo, hi) = (START_MICROS + 3 * DAY_MICROS, START_MICROS + 4 * DAY_MICROS);
-    let on_day: i64 = batches
-        .iter()
-        .map(|b| {
-            let ts = b
-                .column_by_name("ts")
-                .unwrap()
-                .as_primitive::<TimestampMicrosecondType>();
-            ts.iter().flatten().filter(|t| (lo..hi).contains(t)).count() as i64
-        })
-        .sum();
+    let on_day = count_ts(&batches, |t| (lo..hi).contains(&t));
     assert!(on_day > 0);
     let query = format!(
         "SELECT count(*) FROM iceberg.db.events WHERE ts >= to_timestamp_micros({lo}) \
@@ -202,19 +203,7 @@ async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
     );
     assert_eq!(scalar(&ctx, &query).await, on_day);
     // A date string compares as a timestamp, as in the README.
-    let from_jan_3: i64 = batches
-        .iter()
-        .map(|b| {
-            let ts = b
-                .column_by_name("ts")
-                .unwrap()
-                .as_primitive::<TimestampMicrosecondType>();
-            ts.iter()
-                .flatten()
-                .filter(|t| *t >= START_MICROS + 2 * DAY_MICROS)
-                .count() as i64
-        })
-        .sum();
+    let from_jan_3 = count_ts(&batches, |t| t >= START_MICROS + 2 * DAY_MICROS);
     let query = "SELECT count(*) FROM iceberg.db.events WHERE ts >= '2024-01-03'";
     assert_eq!(scalar(&ctx, query).await, from_jan_3);
     let ts = |v: i64| {
