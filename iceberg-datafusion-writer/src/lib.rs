@@ -6,8 +6,8 @@
 //! so a DataFusion `RecordBatch` is ours.
 //!
 //! - [`IcebergTableProvider`]: one table. `SELECT` reads the current snapshot's live data
-//!   files with DataFusion's Parquet source, skipping files whose column bounds rule the
-//!   filters out ([`scan`]), columns matched by field id ([`field_ids`]: renamed and added
+//!   files with DataFusion's Parquet source, skipping manifests whose partition summaries
+//!   and files whose column bounds rule the filters out ([`scan`]), columns matched by field id ([`field_ids`]: renamed and added
 //!   columns read right). `INSERT INTO` plans a write node with as many partitions as its
 //!   input ([`write::IcebergWriteExec`]: every partition runs our writer, the input
 //!   hash-partitioned by the table's partition key, [`partition_key`]) and one commit node

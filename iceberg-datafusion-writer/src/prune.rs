@@ -1,13 +1,16 @@
-//! Which data files a scan may skip: those whose column bounds show that a filter DataFusion
-//! pushed down cannot hold for any of their rows. Conservative: a filter this does not
-//! understand, a column without bounds or a bound it cannot decode keeps the file, and
-//! DataFusion applies every filter to the rows again.
+//! Which manifests and data files a scan may skip: those whose partition summaries or
+//! column bounds show that a filter DataFusion pushed down cannot hold for any of their
+//! rows. Conservative: a filter this does not understand, a column without bounds or a
+//! bound it cannot decode keeps the manifest or file, and DataFusion applies every filter
+//! to the rows again.
 
 use std::cmp::Ordering;
 
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
 use datafusion::scalar::ScalarValue;
-use iceberg_spec::{DataFile, Datum, PrimitiveType, Schema};
+use iceberg_spec::{
+    DataFile, Datum, FieldSummary, PartitionField, PartitionSpec, PrimitiveType, Schema,
+};
 
 /// One `column <op> literal` condition on a table column.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,9 +108,14 @@ fn may_hold(file: &DataFile, schema: &Schema, c: &Condition) -> bool {
     }
     let lower = file.lower_bound(schema, id).ok().flatten();
     let upper = file.upper_bound(schema, id).ok().flatten();
-    let cmp = |bound: &Option<Datum>| bound.as_ref().and_then(|b| b.compare(&c.value));
-    let (lo, hi) = (cmp(&lower), cmp(&upper));
-    match c.op {
+    bounds_allow(c.op, lower.as_ref(), upper.as_ref(), &c.value)
+}
+
+/// False only when every value lies in `[lower, upper]` and none can be `op value`.
+fn bounds_allow(op: Operator, lower: Option<&Datum>, upper: Option<&Datum>, value: &Datum) -> bool {
+    let lo = lower.and_then(|b| b.compare(value));
+    let hi = upper.and_then(|b| b.compare(value));
+    match op {
         // Some row equals v: lower <= v <= upper.
         Operator::Eq => lo != Some(Ordering::Greater) && hi != Some(Ordering::Less),
         // Some row < v: lower < v.
@@ -117,6 +125,96 @@ fn may_hold(file: &DataFile, schema: &Schema, c: &Condition) -> bool {
         Operator::Gt => !matches!(hi, Some(Ordering::Less | Ordering::Equal)),
         Operator::GtEq => hi != Some(Ordering::Less),
         _ => true,
+    }
+}
+
+/// False only when a manifest's partition summaries (`summaries`, one per field of `spec`)
+/// prove that some condition holds for none of its files. A condition on a column that a
+/// partition field transforms in order (identity, truncate, year, month, day, hour) is
+/// projected through the transform: `x >= v` implies `t(x) >= t(v)`, `x = v` implies
+/// `t(x) = t(v)`; anything else keeps the manifest.
+pub(crate) fn manifest_may_match(
+    spec: &PartitionSpec,
+    summaries: &[FieldSummary],
+    schema: &Schema,
+    conditions: &[Condition],
+) -> bool {
+    conditions.iter().all(|c| {
+        spec.fields()
+            .iter()
+            .zip(summaries)
+            .all(|(field, summary)| summary_may_hold(field, summary, schema, c))
+    })
+}
+
+fn summary_may_hold(
+    field: &PartitionField,
+    summary: &FieldSummary,
+    schema: &Schema,
+    c: &Condition,
+) -> bool {
+    if field.source_id != c.field_id || !field.transform.preserves_order() {
+        return true;
+    }
+    let Some(source) = schema
+        .field_by_id(c.field_id)
+        .and_then(|f| f.field_type.as_primitive())
+    else {
+        return true;
+    };
+    // A strict comparison on an integral value is the inclusive one on its neighbour, as
+    // Java projects it (`x < v` is `x <= v - 1`); on others it weakens through the
+    // transform (`x > v` allows `t(x) = t(v)`).
+    let (op, value) = match (c.op, step(&c.value, c.op)) {
+        (Operator::Lt, Some(v)) => (Operator::LtEq, v),
+        (Operator::Gt, Some(v)) => (Operator::GtEq, v),
+        (Operator::Gt | Operator::GtEq, None) => (Operator::GtEq, c.value.clone()),
+        (Operator::Lt | Operator::LtEq, None) => (Operator::LtEq, c.value.clone()),
+        (op, _) => (op, c.value.clone()),
+    };
+    let (Ok(result), Ok(Some(projected))) = (
+        field.transform.result_type(source),
+        field.transform.apply(Some(&value)),
+    ) else {
+        return true;
+    };
+    let bound = |b: &Option<Vec<u8>>| {
+        b.as_deref()
+            .and_then(|bytes| Datum::from_bytes(&result, bytes).ok())
+    };
+    bounds_allow(
+        op,
+        bound(&summary.lower_bound).as_ref(),
+        bound(&summary.upper_bound).as_ref(),
+        &projected,
+    )
+}
+
+/// For `x < v`, the largest value below `v`; for `x > v`, the smallest above (integral
+/// types only; `None` at the type's end or for other types).
+fn step(value: &Datum, op: Operator) -> Option<Datum> {
+    let up = op == Operator::Gt;
+    let next32 = |v: i32| {
+        if up {
+            v.checked_add(1)
+        } else {
+            v.checked_sub(1)
+        }
+    };
+    let next64 = |v: i64| {
+        if up {
+            v.checked_add(1)
+        } else {
+            v.checked_sub(1)
+        }
+    };
+    match (op, value) {
+        (Operator::Lt | Operator::Gt, Datum::Int(v)) => next32(*v).map(Datum::Int),
+        (Operator::Lt | Operator::Gt, Datum::Date(v)) => next32(*v).map(Datum::Date),
+        (Operator::Lt | Operator::Gt, Datum::Long(v)) => next64(*v).map(Datum::Long),
+        (Operator::Lt | Operator::Gt, Datum::Timestamp(v)) => next64(*v).map(Datum::Timestamp),
+        (Operator::Lt | Operator::Gt, Datum::Timestamptz(v)) => next64(*v).map(Datum::Timestamptz),
+        _ => None,
     }
 }
 
@@ -193,6 +291,61 @@ mod tests {
             &[col("id").gt(lit(15i64)), col("id").gt(lit(25i64))],
             &f
         ));
+    }
+
+    #[test]
+    fn manifests_are_skipped_by_their_partition_summaries_through_the_transform() {
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", PrimitiveType::Long),
+                NestedField::optional(2, "ts", PrimitiveType::Timestamptz),
+            ],
+        )
+        .unwrap();
+        let by_day = PartitionSpec::builder(&schema)
+            .add("ts", iceberg_spec::Transform::Day)
+            .unwrap()
+            .build()
+            .unwrap();
+        let by_bucket = PartitionSpec::builder(&schema)
+            .add("id", iceberg_spec::Transform::Bucket(4))
+            .unwrap()
+            .build()
+            .unwrap();
+        const DAY: i64 = 86_400_000_000;
+        // Days 10 to 12.
+        let days = [FieldSummary {
+            contains_null: false,
+            contains_nan: None,
+            lower_bound: Some(Datum::Date(10).to_bytes()),
+            upper_bound: Some(Datum::Date(12).to_bytes()),
+        }];
+        let ts = |v: i64| {
+            lit(ScalarValue::TimestampMicrosecond(
+                Some(v),
+                Some("UTC".into()),
+            ))
+        };
+        let keeps = |spec: &PartitionSpec, filter: Expr| {
+            manifest_may_match(spec, &days, &schema, &conditions(&[filter], &schema))
+        };
+        for (filter, kept) in [
+            (col("ts").gt_eq(ts(13 * DAY)), false),
+            (col("ts").gt_eq(ts(12 * DAY + 5)), true),
+            // Later on day 12: the day is the same, so the manifest may hold it.
+            (col("ts").gt(ts(12 * DAY)), true),
+            (col("ts").gt(ts(13 * DAY - 1)), false),
+            (col("ts").lt(ts(10 * DAY)), false),
+            (col("ts").lt(ts(10 * DAY + 1)), true),
+            (col("ts").eq(ts(11 * DAY + 7)), true),
+            (col("ts").eq(ts(9 * DAY + 7)), false),
+            (col("id").eq(lit(5i64)), true),
+        ] {
+            assert_eq!(keeps(&by_day, filter.clone()), kept, "{filter}");
+        }
+        // Bucket does not keep order: never skipped.
+        assert!(keeps(&by_bucket, col("id").eq(lit(5i64))));
     }
 
     #[test]

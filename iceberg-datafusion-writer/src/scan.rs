@@ -35,11 +35,14 @@ use crate::prune;
 pub struct ScanFiles {
     /// The files to read.
     pub files: Vec<DataFile>,
-    /// Live files whose bounds ruled every row out.
+    /// Live files whose bounds ruled every row out (in the manifests that were read).
     pub skipped: usize,
+    /// Manifests whose partition summaries ruled every file out, never read.
+    pub skipped_manifests: usize,
 }
 
-/// The current snapshot's live data files that `filters` may match.
+/// The current snapshot's live data files that `filters` may match: manifests skipped by
+/// their partition summaries, then files by their column bounds.
 ///
 /// # Errors
 /// A manifest list or manifest that cannot be read; [`Error::DeletesNotSupported`] when the
@@ -72,6 +75,12 @@ pub async fn plan_files(
     }
     let mut out = ScanFiles::default();
     for m in manifests {
+        if let (Some(spec), Some(summaries)) = (meta.spec_by_id(m.partition_spec_id), &m.partitions)
+            && !prune::manifest_may_match(spec, summaries, schema, &conditions)
+        {
+            out.skipped_manifests += 1;
+            continue;
+        }
         let bytes = io.read(&m.manifest_path).await?;
         let manifest = decode_manifest(&m.manifest_path, &bytes)?;
         for entry in manifest.entries {

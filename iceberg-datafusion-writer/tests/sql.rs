@@ -230,6 +230,57 @@ async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
 }
 
 #[tokio::test]
+async fn manifests_of_other_days_are_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path()).await;
+    let schema = events::iceberg_schema().unwrap();
+    let mut creation = TableCreation::new("", schema.clone());
+    creation.spec = events::day_spec(&schema).unwrap();
+    catalog
+        .create_table(&ident("events"), creation)
+        .await
+        .unwrap();
+    let (raw, batches) = raw_events(dir.path(), 20_000, 1);
+    let ctx = session(catalog.clone(), 2).await;
+    ctx.register_parquet("raw", &raw, ParquetReadOptions::default())
+        .await
+        .unwrap();
+    // Two appends, two manifests: days 0-9, then days 20-29.
+    let day = |d: i64| START_MICROS + d * DAY_MICROS;
+    for (from, to) in [(0, 10), (20, 30)] {
+        let insert = format!(
+            "INSERT INTO iceberg.db.events SELECT * FROM raw \
+             WHERE ts >= to_timestamp_micros({}) AND ts < to_timestamp_micros({})",
+            day(from),
+            day(to)
+        );
+        sql(&ctx, &insert).await;
+    }
+    let table = catalog.load_table(&ident("events")).await.unwrap();
+    let io = catalog.table_io(&table);
+    let ts = |v: i64| {
+        lit(ScalarValue::TimestampMicrosecond(
+            Some(v),
+            Some("UTC".into()),
+        ))
+    };
+    let filters = [col("ts").gt_eq(ts(day(25) + 1))];
+    let scan = plan_files(&io, "db.events", &table.metadata, &filters)
+        .await
+        .unwrap();
+    assert_eq!(scan.skipped_manifests, 1, "{scan:?}");
+    // Days 25 to 29 are read, one file each.
+    assert_eq!(scan.files.len() + scan.skipped, 10);
+    assert_eq!(scan.files.len(), 5);
+    let expected = count_ts(&batches, |t| t > day(25) && t < day(30));
+    let query = format!(
+        "SELECT count(*) FROM iceberg.db.events WHERE ts >= to_timestamp_micros({})",
+        day(25) + 1
+    );
+    assert_eq!(scalar(&ctx, &query).await, expected);
+}
+
+#[tokio::test]
 async fn renamed_and_added_columns_read_by_field_id() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = catalog(dir.path()).await;
