@@ -349,6 +349,12 @@ pub(crate) async fn start_append(
     let props = TableProperties::parse(&meta.properties)?;
     let mut snapshot_id = env.new_snapshot_id();
     while meta.snapshot_by_id(snapshot_id).is_some() {
+        if env.fixed_snapshot_id() {
+            return Err(Error::SnapshotAlreadyCommitted {
+                table: meta.location.clone(),
+                snapshot_id,
+            });
+        }
         snapshot_id = env.new_snapshot_id();
     }
     let commit_uuid = env.new_uuid();

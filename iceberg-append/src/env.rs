@@ -19,6 +19,13 @@ pub trait Environment: Send + Sync + std::fmt::Debug {
     fn new_snapshot_id(&self) -> i64 {
         snapshot_id_from_uuid(self.new_uuid())
     }
+    /// True when [`Environment::new_snapshot_id`] always names the same snapshot, fixed in
+    /// advance so that a commit run twice lands once: a table already holding it means the
+    /// commit landed before, and the append fails with
+    /// [`crate::Error::SnapshotAlreadyCommitted`] instead of taking another id.
+    fn fixed_snapshot_id(&self) -> bool {
+        false
+    }
 }
 
 /// Java's snapshot id: `(msb ^ lsb) & Long.MAX_VALUE` of a UUID.

@@ -154,6 +154,16 @@ pub enum Error {
         /// The table or namespace it was asked about.
         target: String,
     },
+    /// A commit whose snapshot id was fixed in advance ([`crate::Environment::fixed_snapshot_id`])
+    /// found that snapshot in the table: it landed before (an earlier run of the same
+    /// commit); nothing was committed now.
+    #[error("snapshot {snapshot_id} is already in {table}; nothing was committed again")]
+    SnapshotAlreadyCommitted {
+        /// The table.
+        table: String,
+        /// The fixed snapshot id.
+        snapshot_id: i64,
+    },
     /// An existing file offered to a table twice: already live in its current snapshot,
     /// or named twice in one call.
     #[error("`{path}` {reason}; nothing was committed")]

@@ -6,10 +6,9 @@
 //! commit stage that runs again (a retried stage, a lost answer) finds its own snapshot in
 //! the table and reports it instead of appending the rows twice.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
@@ -25,7 +24,11 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, Partitioning, PlanProperties,
 };
 use futures::TryStreamExt;
-use iceberg_append::{Catalog, Environment, SystemEnvironment, TableIdent, commit_append};
+use iceberg_append::manifest::decode_manifest;
+use iceberg_append::{
+    Catalog, Environment, SystemEnvironment, Table, TableIdent, commit_append, read_manifest_list,
+};
+use iceberg_io::FileIo;
 use iceberg_spec::DataFile;
 use uuid::Uuid;
 
@@ -172,19 +175,9 @@ async fn commit_once(
     snapshot_id: i64,
 ) -> Result<u64, Error> {
     let table = catalog.load_table(ident).await?;
-    if let Some(done) = table.metadata.snapshot_by_id(snapshot_id) {
-        // This run's files have names of their own, so the landed snapshot holds none of
-        // them: nothing refers to them.
-        let io = catalog.table_io(&table);
-        let ours: Vec<String> = files.into_iter().map(|f| f.file_path).collect();
-        io.delete_many(ours).await?;
-        let added = done
-            .summary
-            .as_ref()
-            .and_then(|s| s.properties.get("added-records"))
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0);
-        return Ok(added);
+    let paths: Vec<String> = files.iter().map(|f| f.file_path.clone()).collect();
+    if table.metadata.snapshot_by_id(snapshot_id).is_some() {
+        return landed_before(catalog, &table, snapshot_id, paths).await;
     }
     let rows: i64 = files.iter().map(|f| f.record_count).sum();
     if files.is_empty() {
@@ -193,32 +186,74 @@ async fn commit_once(
     let env = PinnedSnapshot {
         inner: SystemEnvironment,
         snapshot_id,
-        given: AtomicBool::new(false),
     };
-    let paths: Vec<String> = files.iter().map(|f| f.file_path.clone()).collect();
     match commit_append(catalog, ident, files, BTreeMap::new(), &env).await {
         Ok(_) => Ok(u64::try_from(rows).unwrap_or(0)),
+        // May have landed: nothing of it is ours to delete.
+        Err(e) if e.is_commit_state_unknown() => Err(e.into()),
         Err(e) => {
-            // Definitely not landed (the commit deleted its own manifests): the data files
-            // are nobody's. Unknown: they may be in the table, so they stay.
-            if !e.is_commit_state_unknown() {
-                let io = catalog.table_io(&table);
-                // Best effort: the commit's error is the one to report.
-                let _ = io.delete_many(paths).await;
+            // Not landed by this run (the commit deleted its own manifests). Another run of
+            // the same commit may have landed it meanwhile (the append then fails as
+            // `SnapshotAlreadyCommitted`): the files it shares with that run are the table's.
+            let Ok(now) = catalog.load_table(ident).await else {
+                return Err(e.into());
+            };
+            if now.metadata.snapshot_by_id(snapshot_id).is_some() {
+                return landed_before(catalog, &now, snapshot_id, paths).await;
             }
+            // Best effort: the commit's error is the one to report.
+            let _ = catalog.table_io(&now).delete_many(paths).await;
             Err(e.into())
         }
     }
 }
 
-/// The system clock and UUIDs, with the snapshot id the plan fixed: given once (checked
-/// absent just before), then fresh ones should the table hold it after all (the same plan
-/// committed meanwhile), so the commit never waits on an id it cannot have.
+/// Snapshot `snapshot_id` landed in an earlier run of this commit: deletes the files this
+/// run wrote that the snapshot does not hold (a rerun of the write stage writes new names;
+/// a rerun of the commit stage alone brings the snapshot's own files, which stay), and
+/// returns the rows the snapshot added.
+async fn landed_before(
+    catalog: &dyn Catalog,
+    table: &Table,
+    snapshot_id: i64,
+    paths: Vec<String>,
+) -> Result<u64, Error> {
+    let Some(snapshot) = table.metadata.snapshot_by_id(snapshot_id) else {
+        return Ok(0);
+    };
+    let added = snapshot
+        .summary
+        .as_ref()
+        .and_then(|s| s.properties.get("added-records"))
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    let io = catalog.table_io(table);
+    // What the snapshot cannot be shown not to hold stays.
+    let Ok(held) = files_of(&io, snapshot.manifest_list.as_deref()).await else {
+        return Ok(added);
+    };
+    let orphans: Vec<String> = paths.into_iter().filter(|p| !held.contains(p)).collect();
+    io.delete_many(orphans).await?;
+    Ok(added)
+}
+
+/// Every data file path a snapshot's manifests list, whatever the entry's status.
+async fn files_of(io: &FileIo, manifest_list: Option<&str>) -> Result<HashSet<String>, Error> {
+    let mut held = HashSet::new();
+    for m in read_manifest_list(io, manifest_list).await? {
+        let bytes = io.read(&m.manifest_path).await?;
+        let manifest = decode_manifest(&m.manifest_path, &bytes)?;
+        held.extend(manifest.entries.into_iter().map(|e| e.data_file.file_path));
+    }
+    Ok(held)
+}
+
+/// The system clock and UUIDs, with the snapshot id the plan fixed: a table that already
+/// holds it makes the append fail as already committed, never take another id.
 #[derive(Debug)]
 struct PinnedSnapshot {
     inner: SystemEnvironment,
     snapshot_id: i64,
-    given: AtomicBool,
 }
 
 impl Environment for PinnedSnapshot {
@@ -231,10 +266,10 @@ impl Environment for PinnedSnapshot {
     }
 
     fn new_snapshot_id(&self) -> i64 {
-        if self.given.swap(true, Ordering::SeqCst) {
-            self.inner.new_snapshot_id()
-        } else {
-            self.snapshot_id
-        }
+        self.snapshot_id
+    }
+
+    fn fixed_snapshot_id(&self) -> bool {
+        true
     }
 }

@@ -50,6 +50,20 @@ pub enum Error {
         /// The table.
         table: String,
     },
+    /// The table's schema changed since its provider was made: an insert planned on the old
+    /// columns is refused (load the table again).
+    #[error(
+        "insert into {table}: its schema is now {current}, the statement was planned on \
+         {planned}; load the table again"
+    )]
+    SchemaChanged {
+        /// The table.
+        table: String,
+        /// The schema id the provider was made with.
+        planned: i32,
+        /// The table's current schema id.
+        current: i32,
+    },
     /// An insert mode this table provider does not offer.
     #[error("{operation} into {table} is not supported: only appends (INSERT INTO) are")]
     UnsupportedInsert {

@@ -15,12 +15,14 @@ use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::common::Result;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::parquet::arrow::PARQUET_FIELD_ID_META_KEY;
-use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::expressions::{Column, Literal};
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapter, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
 use datafusion::physical_expr_common::physical_expr::PhysicalExpr;
+use datafusion::scalar::ScalarValue;
 use iceberg_spec::name_mapping::NameMapping;
+use iceberg_spec::{Datum, Schema};
 
 /// The prefix of the name a table column gets in a file that does not have it: no file
 /// column can be called that, so DataFusion reads the column as null.
@@ -31,6 +33,9 @@ const ABSENT: &str = "\u{0}iceberg-absent-field-";
 pub struct FieldIdAdapterFactory {
     /// Field ids by top-level column name, for files whose columns carry none.
     name_mapping: HashMap<String, i32>,
+    /// What a column missing from a file reads as, by field id: its `initial-default`
+    /// (columns added with one); the others read as null.
+    defaults: HashMap<i32, ScalarValue>,
 }
 
 impl FieldIdAdapterFactory {
@@ -45,7 +50,30 @@ impl FieldIdAdapterFactory {
                 }
             }
         }
-        Self { name_mapping }
+        Self {
+            name_mapping,
+            defaults: HashMap::new(),
+        }
+    }
+
+    /// The same factory, with the `initial-default`s of `schema`'s top-level primitive
+    /// columns filled into files that lack them.
+    ///
+    /// # Errors
+    /// A default that is not a value of its column's type.
+    pub fn with_defaults_of(mut self, schema: &Schema) -> Result<Self> {
+        for field in schema.fields() {
+            let (Some(json), Some(ty)) = (&field.initial_default, field.field_type.as_primitive())
+            else {
+                continue;
+            };
+            let datum = Datum::from_json(ty, json).map_err(crate::Error::from)?;
+            let arrow = iceberg_write::arrow_type(&field.field_type, &field.name)
+                .map_err(crate::Error::from)?;
+            self.defaults
+                .insert(field.id, scalar(&datum).cast_to(&arrow)?);
+        }
+        Ok(self)
     }
 
     /// The field id of a file's column: its own, else the name mapping's.
@@ -54,6 +82,41 @@ impl FieldIdAdapterFactory {
             Some(id) => Some(id),
             None => self.name_mapping.get(field.name()).copied(),
         }
+    }
+}
+
+/// `d` as a DataFusion scalar (before the cast to its column's exact Arrow type).
+fn scalar(d: &Datum) -> ScalarValue {
+    match d {
+        Datum::Boolean(v) => ScalarValue::Boolean(Some(*v)),
+        Datum::Int(v) => ScalarValue::Int32(Some(*v)),
+        Datum::Long(v) => ScalarValue::Int64(Some(*v)),
+        Datum::Float(v) => ScalarValue::Float32(Some(*v)),
+        Datum::Double(v) => ScalarValue::Float64(Some(*v)),
+        Datum::Decimal {
+            unscaled,
+            precision,
+            scale,
+        } => ScalarValue::Decimal128(
+            Some(*unscaled),
+            u8::try_from(*precision).unwrap_or(38),
+            i8::try_from(*scale).unwrap_or(0),
+        ),
+        Datum::Date(v) => ScalarValue::Date32(Some(*v)),
+        Datum::Time(v) => ScalarValue::Time64Microsecond(Some(*v)),
+        Datum::Timestamp(v) | Datum::Timestamptz(v) => {
+            ScalarValue::TimestampMicrosecond(Some(*v), None)
+        }
+        Datum::TimestampNs(v) | Datum::TimestamptzNs(v) => {
+            ScalarValue::TimestampNanosecond(Some(*v), None)
+        }
+        Datum::String(v) => ScalarValue::Utf8(Some(v.clone())),
+        Datum::Uuid(v) => ScalarValue::FixedSizeBinary(16, Some(v.as_bytes().to_vec())),
+        Datum::Fixed(v) => ScalarValue::FixedSizeBinary(
+            i32::try_from(v.len()).unwrap_or(i32::MAX),
+            Some(v.clone()),
+        ),
+        Datum::Binary(v) => ScalarValue::LargeBinary(Some(v.clone())),
     }
 }
 
@@ -80,6 +143,7 @@ impl PhysicalExprAdapterFactory for FieldIdAdapterFactory {
         // The table's columns under the names the file uses for their ids, in the same
         // order (column indices stay valid).
         let mut renames = HashMap::new();
+        let mut filled = HashMap::new();
         let fields: Vec<Field> = logical_file_schema
             .fields()
             .iter()
@@ -87,7 +151,12 @@ impl PhysicalExprAdapterFactory for FieldIdAdapterFactory {
                 let name = match field_id(f) {
                     Some(id) => match file_names.get(&id) {
                         Some(name) => (*name).to_string(),
-                        None => format!("{ABSENT}{id}"),
+                        None => {
+                            if let Some(value) = self.defaults.get(&id) {
+                                filled.insert(f.name().clone(), value.clone());
+                            }
+                            format!("{ABSENT}{id}")
+                        }
                     },
                     // A column without an id (none of ours): matched by name.
                     None => f.name().clone(),
@@ -104,6 +173,7 @@ impl PhysicalExprAdapterFactory for FieldIdAdapterFactory {
         ));
         Ok(Arc::new(FieldIdAdapter {
             renames,
+            filled,
             inner: DefaultPhysicalExprAdapter::new(renamed, physical_file_schema),
         }))
     }
@@ -115,18 +185,25 @@ impl PhysicalExprAdapterFactory for FieldIdAdapterFactory {
 struct FieldIdAdapter {
     /// Table column name -> the name it has in this file (or an absent name).
     renames: HashMap<String, String>,
+    /// Table column name -> the value it reads as, for columns the file lacks that have an
+    /// initial default.
+    filled: HashMap<String, ScalarValue>,
     inner: DefaultPhysicalExprAdapter,
 }
 
 impl PhysicalExprAdapter for FieldIdAdapter {
     fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
-        let renamed = if self.renames.is_empty() {
+        let renamed = if self.renames.is_empty() && self.filled.is_empty() {
             expr
         } else {
             expr.transform(|e| {
                 let Some(column) = e.downcast_ref::<Column>() else {
                     return Ok(Transformed::no(e));
                 };
+                if let Some(value) = self.filled.get(column.name()) {
+                    let literal: Arc<dyn PhysicalExpr> = Arc::new(Literal::new(value.clone()));
+                    return Ok(Transformed::yes(literal));
+                }
                 match self.renames.get(column.name()) {
                     Some(name) => Ok(Transformed::yes(
                         Arc::new(Column::new(name, column.index())) as Arc<dyn PhysicalExpr>,
@@ -146,7 +223,6 @@ mod tests {
 
     use super::*;
     use datafusion::arrow::datatypes::DataType;
-    use datafusion::physical_expr::expressions::Literal;
 
     fn with_id(name: &str, ty: DataType, id: i32) -> Field {
         Field::new(name, ty, true).with_metadata(HashMap::from([(

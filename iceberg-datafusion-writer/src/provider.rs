@@ -25,7 +25,10 @@ use crate::write::{IcebergWriteExec, WriteTarget};
 pub struct IcebergTableProvider {
     catalog: Arc<dyn Catalog>,
     ident: TableIdent,
+    /// The table's columns when the provider was made (with field ids).
     schema: SchemaRef,
+    /// The id of that schema: an insert planned on it goes to a table still on it.
+    schema_id: i32,
 }
 
 impl IcebergTableProvider {
@@ -50,6 +53,7 @@ impl IcebergTableProvider {
             catalog,
             ident,
             schema,
+            schema_id: table.metadata.current_schema_id,
         })
     }
 
@@ -91,7 +95,7 @@ impl TableProvider for IcebergTableProvider {
         let table = self.load().await?;
         let io = self.catalog.table_io(&table);
         let name = self.ident.to_string();
-        let files = plan_files(&io, &name, &table.metadata, filters).await?;
+        let files = plan_files(&io, &name, &table.metadata, &self.schema, filters).await?;
         plan_scan(
             state,
             &io,
@@ -120,6 +124,17 @@ impl TableProvider for IcebergTableProvider {
             .into());
         }
         let table = self.load().await?;
+        let current = table.metadata.current_schema_id;
+        if current != self.schema_id {
+            // DataFusion matched the input to the columns as they were; the writer would
+            // match them by name to the columns as they are.
+            return Err(Error::SchemaChanged {
+                table: self.ident.to_string(),
+                planned: self.schema_id,
+                current,
+            }
+            .into());
+        }
         let io = self.catalog.table_io(&table);
         let env = SystemEnvironment;
         let target = WriteTarget {

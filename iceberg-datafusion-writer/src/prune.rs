@@ -6,6 +6,7 @@
 
 use std::cmp::Ordering;
 
+use datafusion::arrow::datatypes::Schema as ArrowSchema;
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
 use datafusion::scalar::ScalarValue;
 use iceberg_spec::{
@@ -20,22 +21,29 @@ pub(crate) struct Condition {
     value: Datum,
 }
 
-/// The conditions of `filters` (and of their `AND`s) this pruning understands.
-pub(crate) fn conditions(filters: &[Expr], schema: &Schema) -> Vec<Condition> {
+/// The conditions of `filters` (and of their `AND`s) this pruning understands. Column names
+/// are those of `columns` (the table's columns as DataFusion was told them, with their
+/// field ids), resolved by id in `schema` (the snapshot's): a column renamed or re-added
+/// since still prunes on its own bounds.
+pub(crate) fn conditions(
+    filters: &[Expr],
+    columns: &ArrowSchema,
+    schema: &Schema,
+) -> Vec<Condition> {
     let mut out = Vec::new();
     for f in filters {
-        collect(f, schema, &mut out);
+        collect(f, columns, schema, &mut out);
     }
     out
 }
 
-fn collect(expr: &Expr, schema: &Schema, out: &mut Vec<Condition>) {
+fn collect(expr: &Expr, columns: &ArrowSchema, schema: &Schema, out: &mut Vec<Condition>) {
     let Expr::BinaryExpr(BinaryExpr { left, op, right }) = expr else {
         return;
     };
     if *op == Operator::And {
-        collect(left, schema, out);
-        collect(right, schema, out);
+        collect(left, columns, schema, out);
+        collect(right, columns, schema, out);
         return;
     }
     let (column, op, literal) = match (left.as_ref(), right.as_ref()) {
@@ -52,7 +60,11 @@ fn collect(expr: &Expr, schema: &Schema, out: &mut Vec<Condition>) {
     ) {
         return;
     }
-    let Some(field) = schema.field_by_name(&column.name) else {
+    let id = columns
+        .field_with_name(&column.name)
+        .ok()
+        .and_then(crate::field_ids::field_id);
+    let Some(field) = id.and_then(|id| schema.field_by_id(id)) else {
         return;
     };
     let Some(ty) = field.field_type.as_primitive() else {
@@ -229,6 +241,10 @@ mod tests {
 
     use super::*;
 
+    fn arrow(schema: &Schema) -> ArrowSchema {
+        iceberg_write::arrow_schema(schema).unwrap()
+    }
+
     fn schema() -> Schema {
         Schema::new(
             0,
@@ -261,7 +277,11 @@ mod tests {
     }
 
     fn keeps(filters: &[Expr], f: &DataFile) -> bool {
-        may_match(f, &schema(), &conditions(filters, &schema()))
+        may_match(
+            f,
+            &schema(),
+            &conditions(filters, &arrow(&schema()), &schema()),
+        )
     }
 
     #[test]
@@ -328,7 +348,12 @@ mod tests {
             ))
         };
         let keeps = |spec: &PartitionSpec, filter: Expr| {
-            manifest_may_match(spec, &days, &schema, &conditions(&[filter], &schema))
+            manifest_may_match(
+                spec,
+                &days,
+                &schema,
+                &conditions(&[filter], &arrow(&schema), &schema),
+            )
         };
         for (filter, kept) in [
             (col("ts").gt_eq(ts(13 * DAY)), false),

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::{DFSchema, Result as DfResult};
 use datafusion::datasource::listing::PartitionedFile;
@@ -42,7 +42,8 @@ pub struct ScanFiles {
 }
 
 /// The current snapshot's live data files that `filters` may match: manifests skipped by
-/// their partition summaries, then files by their column bounds.
+/// their partition summaries, then files by their column bounds. The filters name the
+/// columns of `columns` (Arrow, with field ids: the provider's schema).
 ///
 /// # Errors
 /// A manifest list or manifest that cannot be read; [`Error::DeletesNotSupported`] when the
@@ -51,13 +52,14 @@ pub async fn plan_files(
     io: &FileIo,
     table: &str,
     meta: &TableMetadata,
+    columns: &ArrowSchema,
     filters: &[Expr],
 ) -> Result<ScanFiles> {
     let Some(snapshot) = meta.current_snapshot() else {
         return Ok(ScanFiles::default());
     };
     let schema = meta.current_schema()?;
-    let conditions = prune::conditions(filters, schema);
+    let conditions = prune::conditions(filters, columns, schema);
     let manifests = read_manifest_list(io, snapshot.manifest_list.as_deref()).await?;
     let deletes = manifests
         .iter()
@@ -138,13 +140,16 @@ pub(crate) fn plan_scan(
         let predicate = state.create_physical_expr(predicate, &df_schema)?;
         source = source.with_predicate(predicate);
     }
+    // Columns the files lack read as their initial default, else null.
+    let adapter = FieldIdAdapterFactory::new(mapping.as_ref())
+        .with_defaults_of(meta.current_schema().map_err(Error::from)?)?;
     let groups = file_groups(files, state.config().target_partitions());
     let config =
         FileScanConfigBuilder::new(files_url(state, io, &meta.location)?, Arc::new(source))
             .with_file_groups(groups)
             .with_projection_indices(projection.cloned())?
             .with_limit(limit)
-            .with_expr_adapter(Some(Arc::new(FieldIdAdapterFactory::new(mapping.as_ref()))))
+            .with_expr_adapter(Some(Arc::new(adapter)))
             .build();
     Ok(DataSourceExec::from_data_source(config))
 }

@@ -7,8 +7,9 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{AsArray, RecordBatch};
+use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{Int64Type, TimestampMicrosecondType, UInt64Type};
+use datafusion::datasource::memory::MemorySourceConfig;
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::physical_plan::collect;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext, col, lit};
@@ -18,13 +19,20 @@ use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
 use iceberg_append::update::TableUpdate;
 use iceberg_append::{Catalog, SystemEnvironment, TableCreation, TableIdent, commit_table_update};
 use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
+use iceberg_datafusion_writer::commit::IcebergCommitExec;
 use iceberg_datafusion_writer::scan::plan_files;
+use iceberg_datafusion_writer::write::data_file_schema;
 use iceberg_datafusion_writer::{IcebergCatalogProvider, IcebergTableProvider};
 use iceberg_spec::evolution::UpdateSchema;
 use iceberg_spec::{NestedField, PrimitiveType, Schema, Type};
 use iceberg_testing::events::{self, DAY_MICROS, START_MICROS};
 
 const DB: &str = "db";
+
+/// The table's current columns as DataFusion sees them.
+fn columns(table: &iceberg_append::Table) -> datafusion::arrow::datatypes::Schema {
+    iceberg_write::arrow_schema(table.metadata.current_schema().unwrap()).unwrap()
+}
 
 /// A SQLite catalog in `dir` with namespace `db`.
 async fn catalog(dir: &std::path::Path) -> Arc<SqlCatalog> {
@@ -135,7 +143,7 @@ async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
     let table = catalog.load_table(&ident("events")).await.unwrap();
     assert_eq!(table.metadata.snapshots.len(), 1);
     let io = catalog.table_io(&table);
-    let all = plan_files(&io, "db.events", &table.metadata, &[])
+    let all = plan_files(&io, "db.events", &table.metadata, &columns(&table), &[])
         .await
         .unwrap();
     let writers: BTreeSet<&str> = all
@@ -213,9 +221,15 @@ async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
         ))
     };
     let filters = [col("ts").gt_eq(ts(lo)), col("ts").lt(ts(hi))];
-    let pruned = plan_files(&io, "db.events", &table.metadata, &filters)
-        .await
-        .unwrap();
+    let pruned = plan_files(
+        &io,
+        "db.events",
+        &table.metadata,
+        &columns(&table),
+        &filters,
+    )
+    .await
+    .unwrap();
     assert_eq!(pruned.files.len() + pruned.skipped, all.files.len());
     assert!(!pruned.files.is_empty() && pruned.skipped > 0, "{pruned:?}");
     let day = (lo / DAY_MICROS) as i32;
@@ -265,9 +279,15 @@ async fn manifests_of_other_days_are_not_read() {
         ))
     };
     let filters = [col("ts").gt_eq(ts(day(25) + 1))];
-    let scan = plan_files(&io, "db.events", &table.metadata, &filters)
-        .await
-        .unwrap();
+    let scan = plan_files(
+        &io,
+        "db.events",
+        &table.metadata,
+        &columns(&table),
+        &filters,
+    )
+    .await
+    .unwrap();
     assert_eq!(scan.skipped_manifests, 1, "{scan:?}");
     // Days 25 to 29 are read, one file each.
     assert_eq!(scan.files.len() + scan.skipped, 10);
@@ -288,24 +308,11 @@ async fn renamed_and_added_columns_read_by_field_id() {
     let ctx = session(catalog.clone(), 2).await;
     sql(&ctx, "INSERT INTO iceberg.db.t VALUES (1, 'a'), (2, 'b')").await;
 
-    // `name` becomes `label`, and a new `name` (another field id) is added.
-    for step in 0..2 {
-        let meta = catalog.load_table(&ident("t")).await.unwrap().metadata;
-        let mut update = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
-        if step == 0 {
-            update.rename_column("name", "label").unwrap();
-        } else {
-            let string = Type::Primitive(PrimitiveType::String);
-            update.add_column(None, "name", string, None).unwrap();
-        }
-        let change = TableUpdate::new().with_schema(&meta, update.apply().unwrap());
-        commit_table_update(catalog.as_ref(), &ident("t"), &change, &SystemEnvironment)
-            .await
-            .unwrap();
-    }
+    // `name` becomes `label`, and a new `name` (another field id, a long) is added.
+    rename_and_readd(&catalog, "name", "label").await;
 
     let ctx = session(catalog.clone(), 2).await;
-    sql(&ctx, "INSERT INTO iceberg.db.t VALUES (3, 'c', 'new')").await;
+    sql(&ctx, "INSERT INTO iceberg.db.t VALUES (3, 'c', 7)").await;
     let rows = sql(&ctx, "SELECT id, label, name FROM iceberg.db.t ORDER BY id").await;
     let text = datafusion::arrow::util::pretty::pretty_format_batches(&rows)
         .unwrap()
@@ -316,9 +323,96 @@ async fn renamed_and_added_columns_read_by_field_id() {
 +----+-------+------+
 | 1  | a     |      |
 | 2  | b     |      |
-| 3  | c     | new  |
+| 3  | c     | 7    |
 +----+-------+------+";
     assert_eq!(text, expected);
+}
+
+/// Renames `from` to `to`, then adds a new optional long `from` (another field id).
+async fn rename_and_readd(catalog: &SqlCatalog, from: &str, to: &str) {
+    for step in 0..2 {
+        let meta = catalog.load_table(&ident("t")).await.unwrap().metadata;
+        let mut update = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
+        if step == 0 {
+            update.rename_column(from, to).unwrap();
+        } else {
+            let long = Type::Primitive(PrimitiveType::Long);
+            update.add_column(None, from, long, None).unwrap();
+        }
+        let change = TableUpdate::new().with_schema(&meta, update.apply().unwrap());
+        commit_table_update(catalog, &ident("t"), &change, &SystemEnvironment)
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_provider_made_before_a_rename_filters_by_field_id_and_refuses_inserts() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path()).await;
+    create_t(&catalog, &[("v", PrimitiveType::Long)]).await;
+    let ctx = session(catalog.clone(), 2).await;
+    sql(&ctx, "INSERT INTO iceberg.db.t VALUES (1, 10), (2, 20)").await;
+    // A provider made now sees `v` as field 2.
+    let stale = IcebergTableProvider::try_new(catalog.clone(), ident("t"))
+        .await
+        .unwrap();
+    let old = SessionContext::new();
+    old.register_table("t", Arc::new(stale)).unwrap();
+
+    // `v` becomes `w`, a new `v` (field 3) is added, and a row lands with w = 30, v = 300.
+    rename_and_readd(&catalog, "v", "w").await;
+    let ctx = session(catalog.clone(), 2).await;
+    sql(&ctx, "INSERT INTO iceberg.db.t VALUES (3, 30, 300)").await;
+
+    // Through the old provider `v = 30` is field 2: row 3, found although the new `v` of its
+    // file (300) would rule the file out by name.
+    assert_eq!(scalar(&old, "SELECT sum(id) FROM t WHERE v = 30").await, 3);
+    assert_eq!(scalar(&old, "SELECT sum(id) FROM t WHERE v >= 20").await, 5);
+    let err = match old.sql("INSERT INTO t VALUES (4, 40)").await {
+        Ok(df) => df.collect().await.unwrap_err(),
+        Err(e) => e,
+    };
+    assert!(err.to_string().contains("load the table again"), "{err}");
+    let table = catalog.load_table(&ident("t")).await.unwrap();
+    assert_eq!(table.metadata.snapshots.len(), 2);
+}
+
+#[tokio::test]
+async fn a_column_added_with_a_default_reads_it_in_older_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path()).await;
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    let mut creation = TableCreation::new("", schema);
+    creation.format_version = iceberg_spec::FormatVersion::V3;
+    catalog.create_table(&ident("t"), creation).await.unwrap();
+    let ctx = session(catalog.clone(), 2).await;
+    sql(&ctx, "INSERT INTO iceberg.db.t VALUES (1), (2)").await;
+    let meta = catalog.load_table(&ident("t")).await.unwrap().metadata;
+    let mut update = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
+    update
+        .add_required_column(
+            None,
+            "flag",
+            PrimitiveType::Long,
+            serde_json::json!(7),
+            None,
+        )
+        .unwrap();
+    let change = TableUpdate::new().with_schema(&meta, update.apply().unwrap());
+    commit_table_update(catalog.as_ref(), &ident("t"), &change, &SystemEnvironment)
+        .await
+        .unwrap();
+    let ctx = session(catalog.clone(), 2).await;
+    sql(&ctx, "INSERT INTO iceberg.db.t VALUES (3, 9)").await;
+    assert_eq!(
+        scalar(&ctx, "SELECT sum(flag) FROM iceberg.db.t").await,
+        7 + 7 + 9
+    );
+    assert_eq!(
+        scalar(&ctx, "SELECT count(*) FROM iceberg.db.t WHERE flag = 7").await,
+        2
+    );
 }
 
 #[tokio::test]
@@ -345,8 +439,54 @@ async fn an_insert_plan_run_twice_commits_once_and_leaves_no_files_behind() {
     let data = dir.path().join("db/t/data");
     let on_disk = std::fs::read_dir(&data).map(|d| d.count()).unwrap_or(0);
     let io = catalog.table_io(&table);
-    let live = plan_files(&io, "db.t", &table.metadata, &[]).await.unwrap();
+    let live = plan_files(&io, "db.t", &table.metadata, &columns(&table), &[])
+        .await
+        .unwrap();
     assert_eq!(on_disk, live.files.len(), "files under {}", data.display());
+}
+
+#[tokio::test]
+async fn a_commit_stage_run_again_on_the_same_files_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path()).await;
+    create_t(&catalog, &[]).await;
+    let ctx = session(catalog.clone(), 2).await;
+    sql(&ctx, "INSERT INTO iceberg.db.t VALUES (1), (2), (3)").await;
+    let table = catalog.load_table(&ident("t")).await.unwrap();
+    let snapshot_id = table.metadata.current_snapshot_id.unwrap();
+    // What the write stage handed the commit stage, handed to it again (a distributed
+    // engine retrying the commit stage on the write stage's saved output).
+    let io = catalog.table_io(&table);
+    let files = plan_files(&io, "db.t", &table.metadata, &columns(&table), &[])
+        .await
+        .unwrap()
+        .files;
+    let json: Vec<String> = files
+        .iter()
+        .map(|f| serde_json::to_string(f).unwrap())
+        .collect();
+    let column: ArrayRef = Arc::new(StringArray::from(json));
+    let batch = RecordBatch::try_new(data_file_schema(), vec![column]).unwrap();
+    let input = MemorySourceConfig::try_new_exec(&[vec![batch]], data_file_schema(), None).unwrap();
+    let shared: Arc<dyn Catalog> = catalog.clone();
+    let commit = Arc::new(IcebergCommitExec::new(
+        input,
+        shared,
+        ident("t"),
+        snapshot_id,
+    ));
+    let out = collect(commit, ctx.task_ctx()).await.unwrap();
+    assert_eq!(out[0].column(0).as_primitive::<UInt64Type>().value(0), 3);
+    let table = catalog.load_table(&ident("t")).await.unwrap();
+    assert_eq!(table.metadata.snapshots.len(), 1);
+    for f in &files {
+        assert!(
+            io.exists(&f.file_path).await.unwrap(),
+            "{} was deleted",
+            f.file_path
+        );
+    }
+    assert_eq!(scalar(&ctx, "SELECT count(*) FROM iceberg.db.t").await, 3);
 }
 
 #[tokio::test]
