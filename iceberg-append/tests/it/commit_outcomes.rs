@@ -286,3 +286,51 @@ async fn a_replaced_table_is_never_written_into() {
         "the new table has no snapshot"
     );
 }
+
+/// An environment whose snapshot id is fixed in advance (an idempotent commit).
+#[derive(Debug)]
+struct FixedId(Arc<DeterministicEnvironment>, i64);
+
+impl iceberg_append::Environment for FixedId {
+    fn now_ms(&self) -> i64 {
+        self.0.now_ms()
+    }
+
+    fn new_uuid(&self) -> uuid::Uuid {
+        self.0.new_uuid()
+    }
+
+    fn new_snapshot_id(&self) -> i64 {
+        self.1
+    }
+
+    fn fixed_snapshot_id(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_fixed_snapshot_id_already_in_the_table_is_not_committed_again() {
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 11));
+    let catalog = InMemoryCatalog::new(FileIo::memory(), env.clone());
+    let ident = TableIdent::parse("db.t").unwrap();
+    catalog.create_table(&ident, creation(0)).await.unwrap();
+    let fixed = FixedId(env.clone(), 42);
+    commit_append(&catalog, &ident, vec![file("a")], BTreeMap::new(), &fixed)
+        .await
+        .unwrap();
+    let again = commit_append(&catalog, &ident, vec![file("a2")], BTreeMap::new(), &fixed).await;
+    assert!(
+        matches!(
+            again,
+            Err(Error::SnapshotAlreadyCommitted {
+                snapshot_id: 42,
+                ..
+            })
+        ),
+        "{again:?}"
+    );
+    let table = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(table.metadata.snapshots.len(), 1);
+    assert_eq!(table.metadata.current_snapshot_id, Some(42));
+}
