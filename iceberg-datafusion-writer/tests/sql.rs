@@ -119,10 +119,14 @@ fn raw_events(dir: &std::path::Path, rows: usize, files: usize) -> (String, Vec<
     (format!("{}/", raw.display()), batches)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = catalog(dir.path()).await;
+/// The empty `day(ts)` table `db.events` in `dir`, and a session with `files` target
+/// partitions where `raw` is `rows` events in `files` Parquet files.
+async fn events_table(
+    dir: &std::path::Path,
+    rows: usize,
+    files: usize,
+) -> (Arc<SqlCatalog>, SessionContext, Vec<RecordBatch>) {
+    let catalog = catalog(dir).await;
     let schema = events::iceberg_schema().unwrap();
     let mut creation = TableCreation::new("", schema.clone());
     creation.spec = events::day_spec(&schema).unwrap();
@@ -130,11 +134,18 @@ async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
         .create_table(&ident("events"), creation)
         .await
         .unwrap();
-    let (raw, batches) = raw_events(dir.path(), 40_000, 4);
-    let ctx = session(catalog.clone(), 4).await;
+    let (raw, batches) = raw_events(dir, rows, files);
+    let ctx = session(catalog.clone(), files.max(2)).await;
     ctx.register_parquet("raw", &raw, ParquetReadOptions::default())
         .await
         .unwrap();
+    (catalog, ctx, batches)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, ctx, batches) = events_table(dir.path(), 40_000, 4).await;
 
     let inserted = scalar(&ctx, "INSERT INTO iceberg.db.events SELECT * FROM raw").await;
     assert_eq!(inserted, 40_000);
@@ -246,19 +257,7 @@ async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
 #[tokio::test]
 async fn manifests_of_other_days_are_not_read() {
     let dir = tempfile::tempdir().unwrap();
-    let catalog = catalog(dir.path()).await;
-    let schema = events::iceberg_schema().unwrap();
-    let mut creation = TableCreation::new("", schema.clone());
-    creation.spec = events::day_spec(&schema).unwrap();
-    catalog
-        .create_table(&ident("events"), creation)
-        .await
-        .unwrap();
-    let (raw, batches) = raw_events(dir.path(), 20_000, 1);
-    let ctx = session(catalog.clone(), 2).await;
-    ctx.register_parquet("raw", &raw, ParquetReadOptions::default())
-        .await
-        .unwrap();
+    let (catalog, ctx, batches) = events_table(dir.path(), 20_000, 1).await;
     // Two appends, two manifests: days 0-9, then days 20-29.
     let day = |d: i64| START_MICROS + d * DAY_MICROS;
     for (from, to) in [(0, 10), (20, 30)] {
