@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use crate::cache::MetadataCache;
 use crate::catalog::TableIdent;
-use crate::env::Environment;
+use crate::env::{Environment, fresh_snapshot_id};
 use crate::error::{Error, Result};
 use crate::evolve::SchemaEvolution;
 use crate::manifest::{ManifestContext, StatusCounts, decode_manifest, encode_manifests};
@@ -347,16 +347,7 @@ pub(crate) async fn start_append(
     let meta = meta.as_ref();
     check_files(meta, &data_files)?;
     let props = TableProperties::parse(&meta.properties)?;
-    let mut snapshot_id = env.new_snapshot_id();
-    while meta.snapshot_by_id(snapshot_id).is_some() {
-        if env.fixed_snapshot_id() {
-            return Err(Error::SnapshotAlreadyCommitted {
-                table: meta.location.clone(),
-                snapshot_id,
-            });
-        }
-        snapshot_id = env.new_snapshot_id();
-    }
+    let snapshot_id = fresh_snapshot_id(meta, env)?;
     let commit_uuid = env.new_uuid();
     let new_manifests =
         write_manifests(io, meta, &props, snapshot_id, commit_uuid, &data_files, env).await?;

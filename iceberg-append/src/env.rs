@@ -28,6 +28,28 @@ pub trait Environment: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// A snapshot id not yet in `meta`, from `env`.
+///
+/// # Errors
+/// [`crate::Error::SnapshotAlreadyCommitted`] when `env` fixes the id
+/// ([`Environment::fixed_snapshot_id`]) and `meta` already holds it.
+pub(crate) fn fresh_snapshot_id(
+    meta: &iceberg_spec::TableMetadata,
+    env: &dyn Environment,
+) -> crate::Result<i64> {
+    let mut id = env.new_snapshot_id();
+    while meta.snapshot_by_id(id).is_some() {
+        if env.fixed_snapshot_id() {
+            return Err(crate::Error::SnapshotAlreadyCommitted {
+                table: meta.location.clone(),
+                snapshot_id: id,
+            });
+        }
+        id = env.new_snapshot_id();
+    }
+    Ok(id)
+}
+
 /// Java's snapshot id: `(msb ^ lsb) & Long.MAX_VALUE` of a UUID.
 pub fn snapshot_id_from_uuid(uuid: Uuid) -> i64 {
     let (msb, lsb) = uuid.as_u64_pair();

@@ -94,12 +94,3 @@ pub(crate) async fn commit_planned<T>(
         attempt += 1;
     }
 }
-
-/// A snapshot id not yet in `meta`.
-pub(crate) fn new_snapshot_id(meta: &TableMetadata, env: &dyn Environment) -> i64 {
-    let mut id = env.new_snapshot_id();
-    while meta.snapshot_by_id(id).is_some() {
-        id = env.new_snapshot_id();
-    }
-    id
-}

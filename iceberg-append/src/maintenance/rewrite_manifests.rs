@@ -25,10 +25,11 @@ use iceberg_spec::{
 };
 use uuid::Uuid;
 
-use super::replace::{Planned, commit_planned, new_snapshot_id};
+use super::replace::{Planned, commit_planned};
 use crate::append::{read_manifest_list, uuid_fields_by_spec};
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
+use crate::env::fresh_snapshot_id;
 use crate::error::{Error, Result};
 use crate::manifest::{ManifestContext, decode_manifest, encode_manifests};
 use crate::manifest_list::encode_manifest_list;
@@ -95,7 +96,7 @@ impl RewriteManifests {
         env: &dyn Environment,
     ) -> Result<RewriteReport> {
         let base = catalog.load_table(ident).await?;
-        let snapshot_id = new_snapshot_id(&base.metadata, env);
+        let snapshot_id = fresh_snapshot_id(&base.metadata, env)?;
         let commit_uuid = env.new_uuid();
         let committed = commit_planned(
             catalog,

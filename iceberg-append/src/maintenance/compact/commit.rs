@@ -18,8 +18,9 @@ use super::{CompactionReport, Live, Manifests, delete_partitions, read_manifests
 use crate::append::{read_manifest_list, uuid_fields_by_spec};
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
+use crate::env::fresh_snapshot_id;
 use crate::error::{Error, Result};
-use crate::maintenance::replace::{Planned, commit_planned, new_snapshot_id};
+use crate::maintenance::replace::{Planned, commit_planned};
 use crate::manifest::{ManifestContext, encode_manifests};
 use crate::manifest_list::encode_manifest_list;
 use crate::merge::{MergeClass, inherit, partition_class};
@@ -48,7 +49,7 @@ pub(super) async fn commit_rewrite(
     cache: &mut Manifests,
 ) -> Result<()> {
     let base = catalog.load_table(ident).await?;
-    let snapshot_id = new_snapshot_id(&base.metadata, env);
+    let snapshot_id = fresh_snapshot_id(&base.metadata, env)?;
     let commit_uuid = env.new_uuid();
     let committed = commit_planned(
         catalog,
