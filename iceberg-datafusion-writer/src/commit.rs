@@ -72,6 +72,16 @@ impl IcebergCommitExec {
     pub fn snapshot_id(&self) -> i64 {
         self.snapshot_id
     }
+
+    /// The catalog the table is in.
+    pub fn catalog(&self) -> &Arc<dyn Catalog> {
+        &self.catalog
+    }
+
+    /// The table.
+    pub fn ident(&self) -> &TableIdent {
+        &self.ident
+    }
 }
 
 /// DataFusion's DML result: one `count` row.

@@ -64,6 +64,38 @@ pub enum Error {
         /// The table's current schema id.
         current: i32,
     },
+    /// A plan names a schema its table's metadata does not have.
+    #[error("table {table} has no schema {schema_id}")]
+    SchemaMissing {
+        /// The table.
+        table: String,
+        /// The schema id the plan names.
+        schema_id: i32,
+    },
+    /// A plan names a catalog the decoding process does not have.
+    #[error("catalog {name} is not in this process's catalog registry (known: {known})")]
+    UnknownCatalog {
+        /// The catalog's name in the plan.
+        name: String,
+        /// The names the registry has, comma separated.
+        known: String,
+    },
+    /// A plan node's catalog is not in the codec's registry, so the node cannot be described
+    /// by name for another process.
+    #[error("table {table}: its catalog is not in the codec's catalog registry")]
+    CatalogNotRegistered {
+        /// The table.
+        table: String,
+    },
+    /// A plan node's description could not be encoded or decoded.
+    #[error("plan description of {node}: {source}")]
+    PlanDescription {
+        /// The node (or table provider).
+        node: String,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
     /// An insert mode this table provider does not offer.
     #[error("{operation} into {table} is not supported: only appends (INSERT INTO) are")]
     UnsupportedInsert {

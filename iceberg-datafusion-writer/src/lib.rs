@@ -14,6 +14,8 @@
 //!   ([`commit::IcebergCommitExec`]: one snapshot, its id fixed in the plan, so a commit
 //!   that runs twice lands once).
 //! - [`IcebergCatalogProvider`]: any of our catalogs, namespaces as schemas.
+//! - [`codec`]: the provider and the nodes as small descriptions for other processes
+//!   (Ballista), catalogs named by a [`CatalogRegistry`] each process holds.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -46,6 +48,7 @@
 //! ```
 
 pub mod catalog;
+pub mod codec;
 pub mod commit;
 pub mod error;
 pub mod field_ids;
@@ -53,8 +56,11 @@ pub mod partition_key;
 pub mod provider;
 mod prune;
 pub mod scan;
+pub mod scan_exec;
 pub mod write;
 
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
+pub use codec::{CatalogRegistry, IcebergLogicalCodec, IcebergPhysicalCodec};
 pub use error::{Error, Result};
+pub use partition_key::partition_key_udf;
 pub use provider::IcebergTableProvider;

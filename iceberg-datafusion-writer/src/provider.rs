@@ -57,9 +57,35 @@ impl IcebergTableProvider {
         })
     }
 
+    /// `ident` of `catalog` with the columns `schema` (Arrow, with field ids) of its schema
+    /// `schema_id`, as described by a plan made elsewhere: no IO.
+    pub fn from_parts(
+        catalog: Arc<dyn Catalog>,
+        ident: TableIdent,
+        schema: SchemaRef,
+        schema_id: i32,
+    ) -> Self {
+        Self {
+            catalog,
+            ident,
+            schema,
+            schema_id,
+        }
+    }
+
     /// The table's identifier in its catalog.
     pub fn ident(&self) -> &TableIdent {
         &self.ident
+    }
+
+    /// The catalog the table is in.
+    pub fn catalog(&self) -> &Arc<dyn Catalog> {
+        &self.catalog
+    }
+
+    /// The id of the schema whose columns the provider has.
+    pub fn schema_id(&self) -> i32 {
+        self.schema_id
     }
 
     async fn load(&self) -> Result<Table> {
@@ -98,9 +124,10 @@ impl TableProvider for IcebergTableProvider {
         let files = plan_files(&io, &name, &table.metadata, &self.schema, filters).await?;
         plan_scan(
             state,
-            &io,
-            &table.metadata,
-            &self.schema,
+            &self.catalog,
+            &self.ident,
+            table,
+            (self.schema_id, &self.schema),
             files.files,
             ScanRequest {
                 projection,
@@ -135,14 +162,15 @@ impl TableProvider for IcebergTableProvider {
             }
             .into());
         }
-        let io = self.catalog.table_io(&table);
         let env = SystemEnvironment;
         let target = WriteTarget {
-            table: self.ident.to_string(),
+            ident: self.ident.clone(),
+            metadata_location: table.metadata_location,
             metadata: table.metadata,
             operation_id: env.new_uuid(),
         };
-        let write = Arc::new(IcebergWriteExec::try_new(input, Arc::new(target), io)?);
+        let write = IcebergWriteExec::try_new(input, Arc::new(target), self.catalog.clone())?;
+        let write = Arc::new(write);
         let gathered = Arc::new(CoalescePartitionsExec::new(write));
         Ok(Arc::new(IcebergCommitExec::new(
             gathered,

@@ -1,34 +1,23 @@
-//! A table's scan as DataFusion's own Parquet source: the current snapshot's live data
-//! files, minus those whose bounds rule the filters out, read through the table's
-//! [`FileIo`] with columns matched by field id ([`crate::field_ids`]).
+//! A table's scan: the current snapshot's live data files, minus those whose manifests'
+//! partition summaries or own bounds rule the filters out, read by the scan node
+//! ([`crate::scan_exec`]: DataFusion's Parquet source, columns matched by field id).
 
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::{DFSchema, Result as DfResult};
-use datafusion::datasource::listing::PartitionedFile;
-use datafusion::datasource::object_store::ObjectStoreUrl;
-use datafusion::datasource::physical_plan::{
-    FileGroup, FileScanConfigBuilder, ParquetFileReaderFactory, ParquetSource,
-};
-use datafusion::datasource::source::DataSourceExec;
 use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::utils::conjunction;
-use datafusion::parquet::arrow::async_reader::AsyncFileReader;
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::empty::EmptyExec;
-use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use iceberg_append::manifest::decode_manifest;
-use iceberg_append::read_manifest_list;
+use iceberg_append::{Catalog, Table, TableIdent, read_manifest_list};
 use iceberg_io::FileIo;
-use iceberg_spec::name_mapping::{DEFAULT_NAME_MAPPING, NameMapping};
 use iceberg_spec::{DataFile, ManifestContent, ManifestStatus, TableMetadata};
-use iceberg_write::read::FileIoReader;
 
 use crate::error::{Error, Result};
-use crate::field_ids::FieldIdAdapterFactory;
 use crate::prune;
+use crate::scan_exec::{IcebergScanExec, ScanDescription, ScanFile};
 
 /// The data files a scan reads, with how many the filters let it skip.
 #[derive(Debug, Clone, Default)]
@@ -107,12 +96,14 @@ pub(crate) struct ScanRequest<'a> {
     pub(crate) limit: Option<usize>,
 }
 
-/// The physical plan that reads `files` as rows of the table's current schema.
+/// The scan node that reads `files` of `table` (a table of `catalog`) as rows of its
+/// schema `schema_id` (`columns` in Arrow).
 pub(crate) fn plan_scan(
     state: &dyn Session,
-    io: &FileIo,
-    meta: &TableMetadata,
-    table_schema: &SchemaRef,
+    catalog: &Arc<dyn Catalog>,
+    ident: &TableIdent,
+    table: Table,
+    (schema_id, columns): (i32, &SchemaRef),
     files: Vec<DataFile>,
     request: ScanRequest<'_>,
 ) -> DfResult<Arc<dyn ExecutionPlan>> {
@@ -121,96 +112,48 @@ pub(crate) fn plan_scan(
         filters,
         limit,
     } = request;
-    if files.is_empty() {
-        let schema = match projection {
-            Some(p) => Arc::new(table_schema.project(p)?),
-            None => table_schema.clone(),
-        };
-        return Ok(Arc::new(EmptyExec::new(schema)));
-    }
-    let mapping = match meta.properties.get(DEFAULT_NAME_MAPPING) {
-        Some(json) => Some(NameMapping::from_json(json).map_err(Error::from)?),
+    // The filters also prune row groups and pages inside each file.
+    let predicate = match conjunction(filters.iter().cloned()) {
+        Some(predicate) => {
+            let df_schema = DFSchema::try_from(columns.as_ref().clone())?;
+            Some(state.create_physical_expr(predicate, &df_schema)?)
+        }
         None => None,
     };
-    let mut source = ParquetSource::new(table_schema.clone())
-        .with_parquet_file_reader_factory(Arc::new(FileIoReaderFactory { io: io.clone() }));
-    // The filters also prune row groups and pages inside each file.
-    if let Some(predicate) = conjunction(filters.iter().cloned()) {
-        let df_schema = DFSchema::try_from(table_schema.as_ref().clone())?;
-        let predicate = state.create_physical_expr(predicate, &df_schema)?;
-        source = source.with_predicate(predicate);
-    }
-    // Columns the files lack read as their initial default, else null.
-    let adapter = FieldIdAdapterFactory::new(mapping.as_ref())
-        .with_defaults_of(meta.current_schema().map_err(Error::from)?)?;
+    let description = ScanDescription {
+        ident: ident.clone(),
+        table: Arc::new(table),
+        schema_id,
+        projection: projection.cloned(),
+        limit,
+        predicate,
+    };
     let groups = file_groups(files, state.config().target_partitions());
-    let config =
-        FileScanConfigBuilder::new(files_url(state, io, &meta.location)?, Arc::new(source))
-            .with_file_groups(groups)
-            .with_projection_indices(projection.cloned())?
-            .with_limit(limit)
-            .with_expr_adapter(Some(Arc::new(adapter)))
-            .build();
-    Ok(DataSourceExec::from_data_source(config))
+    Ok(Arc::new(IcebergScanExec::try_new(
+        description,
+        &groups,
+        catalog.clone(),
+    )?))
 }
 
 /// `files` spread over at most `n` groups of about equal bytes (largest first).
-fn file_groups(mut files: Vec<DataFile>, n: usize) -> Vec<FileGroup> {
+fn file_groups(mut files: Vec<DataFile>, n: usize) -> Vec<Vec<ScanFile>> {
     files.sort_by_key(|f| std::cmp::Reverse(f.file_size_in_bytes));
     let n = n.clamp(1, files.len().max(1));
-    let mut groups: Vec<(i64, Vec<PartitionedFile>)> = (0..n).map(|_| (0, Vec::new())).collect();
+    let mut groups: Vec<(i64, Vec<ScanFile>)> = (0..n).map(|_| (0, Vec::new())).collect();
     for f in files {
         let Some(smallest) = groups.iter_mut().min_by_key(|(bytes, _)| *bytes) else {
             break;
         };
         smallest.0 += f.file_size_in_bytes;
-        let size = u64::try_from(f.file_size_in_bytes).unwrap_or(0);
-        smallest.1.push(
-            PartitionedFile::new(f.file_path.clone(), size)
-                .with_extension(FileLocation(f.file_path)),
-        );
+        smallest.1.push(ScanFile {
+            size: u64::try_from(f.file_size_in_bytes).unwrap_or(0),
+            path: f.file_path,
+        });
     }
     groups
         .into_iter()
         .filter(|(_, g)| !g.is_empty())
-        .map(|(_, g)| FileGroup::new(g))
+        .map(|(_, g)| g)
         .collect()
-}
-
-/// The object store URL the scan names: DataFusion looks a store up by it, though every
-/// read goes through [`FileIoReaderFactory`]; registered with the table's store.
-fn files_url(state: &dyn Session, io: &FileIo, location: &str) -> DfResult<ObjectStoreUrl> {
-    let url = ObjectStoreUrl::parse("iceberg://files")?;
-    let store = io.object_store(location).map_err(Error::from)?;
-    state
-        .runtime_env()
-        .register_object_store(url.as_ref(), store);
-    Ok(url)
-}
-
-/// A data file's full location, as the table's metadata names it.
-#[derive(Debug, Clone)]
-struct FileLocation(String);
-
-/// Opens the scan's Parquet files through the table's [`FileIo`]: ranged reads, with the
-/// location exactly as the metadata names it (any scheme the IO knows).
-#[derive(Debug)]
-struct FileIoReaderFactory {
-    io: FileIo,
-}
-
-impl ParquetFileReaderFactory for FileIoReaderFactory {
-    fn create_reader(
-        &self,
-        _partition_index: usize,
-        file: PartitionedFile,
-        _metadata_size_hint: Option<usize>,
-        _metrics: &ExecutionPlanMetricsSet,
-    ) -> DfResult<Box<dyn AsyncFileReader + Send>> {
-        let location = match file.extension::<FileLocation>() {
-            Some(FileLocation(l)) => l.clone(),
-            None => file.object_meta.location.to_string(),
-        };
-        Ok(Box::new(FileIoReader::new(&self.io, &location)))
-    }
 }

@@ -19,24 +19,26 @@ use datafusion::physical_plan::{
     Partitioning, PlanProperties,
 };
 use futures::StreamExt;
+use iceberg_append::{Catalog, Table, TableIdent};
 use iceberg_io::FileIo;
 use iceberg_spec::{DataFile, TableMetadata};
 use iceberg_write::DataFileWriter;
 
 use crate::error::{Error, Result};
-use crate::partition_key::PartitionKeyExpr;
+use crate::partition_key::partition_keys;
 
 /// The column of the write node's output: one data file record (JSON) per row.
 pub const DATA_FILE_COLUMN: &str = "data_file";
 
 /// What a write task needs to write a table's files, and nothing live: it ships to other
-/// processes as JSON.
+/// processes as JSON ([`crate::codec`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WriteTarget {
-    /// The table, for messages.
-    pub table: String,
-    /// The table's metadata the insert was planned on (schema, spec, sort order,
-    /// properties, location).
+    /// The table.
+    pub ident: TableIdent,
+    /// The metadata file the insert was planned on.
+    pub metadata_location: Option<String>,
+    /// That file's metadata (schema, spec, sort order, properties, location).
     pub metadata: TableMetadata,
     /// The insert's operation id: it names the files, so tasks of one insert never collide.
     pub operation_id: uuid::Uuid,
@@ -47,6 +49,8 @@ pub struct WriteTarget {
 pub struct IcebergWriteExec {
     input: Arc<dyn ExecutionPlan>,
     target: Arc<WriteTarget>,
+    /// The catalog the table is in: it hands out the IO for its files.
+    catalog: Arc<dyn Catalog>,
     io: FileIo,
     /// The table's partition fields over the input: DataFusion hash-partitions the input by
     /// them, so each table partition reaches one writer (empty: any distribution).
@@ -55,16 +59,30 @@ pub struct IcebergWriteExec {
 }
 
 impl IcebergWriteExec {
-    /// Writes `input`'s partitions into `target` through `io`.
+    /// Writes `input`'s partitions into `target`, a table of `catalog`.
     ///
     /// # Errors
     /// When the target's metadata lacks its current schema or default spec.
     pub fn try_new(
         input: Arc<dyn ExecutionPlan>,
         target: Arc<WriteTarget>,
+        catalog: Arc<dyn Catalog>,
+    ) -> DfResult<Self> {
+        let table = Table {
+            metadata_location: target.metadata_location.clone(),
+            metadata: target.metadata.clone(),
+        };
+        let io = catalog.table_io(&table);
+        Self::with_io(input, target, catalog, io)
+    }
+
+    fn with_io(
+        input: Arc<dyn ExecutionPlan>,
+        target: Arc<WriteTarget>,
+        catalog: Arc<dyn Catalog>,
         io: FileIo,
-    ) -> Result<Self> {
-        let partition_keys = PartitionKeyExpr::of_table(&target.metadata, &input.schema())?;
+    ) -> DfResult<Self> {
+        let partition_keys = partition_keys(&target.metadata, &input.schema())?;
         let partitions = input.output_partitioning().partition_count();
         let properties = PlanProperties::new(
             EquivalenceProperties::new(data_file_schema()),
@@ -75,6 +93,7 @@ impl IcebergWriteExec {
         Ok(Self {
             input,
             target,
+            catalog,
             io,
             partition_keys,
             properties: Arc::new(properties),
@@ -84,6 +103,11 @@ impl IcebergWriteExec {
     /// The table this node writes.
     pub fn target(&self) -> &WriteTarget {
         &self.target
+    }
+
+    /// The catalog the table is in.
+    pub fn catalog(&self) -> &Arc<dyn Catalog> {
+        &self.catalog
     }
 }
 
@@ -98,7 +122,7 @@ pub fn data_file_schema() -> SchemaRef {
 
 impl DisplayAs for IcebergWriteExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "IcebergWriteExec: table={}", self.target.table)
+        write!(f, "IcebergWriteExec: table={}", self.target.ident)
     }
 }
 
@@ -145,9 +169,10 @@ impl ExecutionPlan for IcebergWriteExec {
         children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let input = only_child(children, self.name())?;
-        Ok(Arc::new(Self::try_new(
+        Ok(Arc::new(Self::with_io(
             input,
             self.target.clone(),
+            self.catalog.clone(),
             self.io.clone(),
         )?))
     }
@@ -162,7 +187,7 @@ impl ExecutionPlan for IcebergWriteExec {
         let io = self.io.clone();
         let written = async move {
             let files = write_partition(&io, &target, partition, input).await?;
-            data_file_batch(&target.table, &files)
+            data_file_batch(&target.ident.to_string(), &files)
         };
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             data_file_schema(),

@@ -8,139 +8,26 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{Int64Type, TimestampMicrosecondType, UInt64Type};
+use datafusion::arrow::datatypes::UInt64Type;
 use datafusion::datasource::memory::MemorySourceConfig;
-use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::physical_plan::collect;
-use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext, col, lit};
+use datafusion::prelude::{SessionConfig, SessionContext, col, lit};
 use datafusion::scalar::ScalarValue;
-use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
 use iceberg_append::update::TableUpdate;
 use iceberg_append::{Catalog, SystemEnvironment, TableCreation, TableIdent, commit_table_update};
 use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
+use iceberg_datafusion_writer::IcebergTableProvider;
 use iceberg_datafusion_writer::commit::IcebergCommitExec;
 use iceberg_datafusion_writer::scan::plan_files;
 use iceberg_datafusion_writer::write::data_file_schema;
-use iceberg_datafusion_writer::{IcebergCatalogProvider, IcebergTableProvider};
 use iceberg_spec::evolution::UpdateSchema;
 use iceberg_spec::{NestedField, PrimitiveType, Schema, Type};
-use iceberg_testing::events::{self, DAY_MICROS, START_MICROS};
+use iceberg_testing::events::{DAY_MICROS, START_MICROS};
 
-const DB: &str = "db";
+mod common;
 
-/// The table's current columns as DataFusion sees them.
-fn columns(table: &iceberg_append::Table) -> datafusion::arrow::datatypes::Schema {
-    iceberg_write::arrow_schema(table.metadata.current_schema().unwrap()).unwrap()
-}
-
-/// A SQLite catalog in `dir` with namespace `db`.
-async fn catalog(dir: &std::path::Path) -> Arc<SqlCatalog> {
-    let catalog = SqlCatalog::connect(SqlCatalogConfig::local(dir))
-        .await
-        .unwrap();
-    let db = NamespaceIdent::parse(DB).unwrap();
-    catalog
-        .create_namespace(&db, Default::default())
-        .await
-        .unwrap();
-    Arc::new(catalog)
-}
-
-fn ident(name: &str) -> TableIdent {
-    TableIdent::new(NamespaceIdent::parse(DB).unwrap(), name)
-}
-
-/// Creates the unpartitioned table `db.t`: a required long `id`, then the optional columns
-/// `optional`.
-async fn create_t(catalog: &SqlCatalog, optional: &[(&str, PrimitiveType)]) {
-    let mut fields = vec![NestedField::required(1, "id", PrimitiveType::Long)];
-    for (i, (name, ty)) in optional.iter().enumerate() {
-        fields.push(NestedField::optional(i as i32 + 2, *name, ty.clone()));
-    }
-    let schema = Schema::new(0, fields).unwrap();
-    catalog
-        .create_table(&ident("t"), TableCreation::new("", schema))
-        .await
-        .unwrap();
-}
-
-/// A session with `partitions` target partitions and `catalog` as `iceberg`.
-async fn session(catalog: Arc<SqlCatalog>, partitions: usize) -> SessionContext {
-    let config = SessionConfig::new().with_target_partitions(partitions);
-    let ctx = SessionContext::new_with_config(config);
-    let provider = IcebergCatalogProvider::try_new(catalog).await.unwrap();
-    ctx.register_catalog("iceberg", Arc::new(provider));
-    ctx
-}
-
-async fn sql(ctx: &SessionContext, query: &str) -> Vec<RecordBatch> {
-    ctx.sql(query).await.unwrap().collect().await.unwrap()
-}
-
-/// The single i64 (or u64) value of a one-row, one-column answer.
-async fn scalar(ctx: &SessionContext, query: &str) -> i64 {
-    let batches = sql(ctx, query).await;
-    let column = batches[0].column(0);
-    match column.as_primitive_opt::<Int64Type>() {
-        Some(a) => a.value(0),
-        None => i64::try_from(column.as_primitive::<UInt64Type>().value(0)).unwrap(),
-    }
-}
-
-/// How many rows of `batches` have a `ts` that `keep` keeps.
-fn count_ts(batches: &[RecordBatch], keep: impl Fn(i64) -> bool) -> i64 {
-    let rows = batches.iter().map(|b| {
-        let ts = b.column_by_name("ts").unwrap();
-        let ts = ts.as_primitive::<TimestampMicrosecondType>();
-        ts.iter().flatten().filter(|t| keep(*t)).count()
-    });
-    i64::try_from(rows.sum::<usize>()).unwrap()
-}
-
-/// `rows` events written as `files` plain Parquet files under `dir/raw`.
-fn raw_events(dir: &std::path::Path, rows: usize, files: usize) -> (String, Vec<RecordBatch>) {
-    let raw = dir.join("raw");
-    std::fs::create_dir_all(&raw).unwrap();
-    let batches: Vec<RecordBatch> = events::generate(rows)
-        .unwrap()
-        .iter()
-        .flat_map(|b| {
-            let step = b.num_rows().div_ceil(files);
-            (0..files).map(move |i| b.slice(i * step, step.min(b.num_rows() - i * step)))
-        })
-        .collect();
-    for (i, batch) in batches.iter().enumerate() {
-        let file = std::fs::File::create(raw.join(format!("part-{i}.parquet"))).unwrap();
-        let mut w = ArrowWriter::try_new(file, batch.schema(), None).unwrap();
-        w.write(batch).unwrap();
-        w.close().unwrap();
-    }
-    (format!("{}/", raw.display()), batches)
-}
-
-/// The empty `day(ts)` table `db.events` in `dir`, and a session with `files` target
-/// partitions where `raw` is `rows` events in `files` Parquet files.
-async fn events_table(
-    dir: &std::path::Path,
-    rows: usize,
-    files: usize,
-) -> (Arc<SqlCatalog>, SessionContext, Vec<RecordBatch>) {
-    let catalog = catalog(dir).await;
-    let schema = events::iceberg_schema().unwrap();
-    let mut creation = TableCreation::new("", schema.clone());
-    creation.spec = events::day_spec(&schema).unwrap();
-    catalog
-        .create_table(&ident("events"), creation)
-        .await
-        .unwrap();
-    let (raw, batches) = raw_events(dir, rows, files);
-    let ctx = session(catalog.clone(), files.max(2)).await;
-    ctx.register_parquet("raw", &raw, ParquetReadOptions::default())
-        .await
-        .unwrap();
-    (catalog, ctx, batches)
-}
+use common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn insert_select_writes_every_partition_in_one_snapshot_and_reads_back() {
@@ -526,20 +413,6 @@ async fn a_required_column_given_nulls_fails_and_commits_nothing() {
     let data = dir.path().join("db/t/data");
     let left = walk(&data);
     assert!(left.is_empty(), "{left:?}");
-}
-
-/// Every file under `dir`, recursively (none when it does not exist).
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .flat_map(|e| {
-            let p = e.path();
-            if p.is_dir() { walk(&p) } else { vec![p] }
-        })
-        .collect()
 }
 
 /// Every swap is refused: the pointer always moved.

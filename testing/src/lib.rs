@@ -1,8 +1,9 @@
 //! Test support for the workspace's tests and benchmarks, written once: the deterministic
 //! events data set ([`events`]) the benchmarks and examples write, and a throwaway moto S3
-//! server ([`moto`]) for loopback S3 tests. An unpublished crate, so that no library crate
+//! server ([`moto`]) for loopback S3 tests, and the external Python readers ([`external`]). An unpublished crate, so that no library crate
 //! ships test scripts; fault-injecting wrappers stay beside the types they wrap
 //! (`iceberg_io::testing`, `iceberg_catalog::testing`).
 
 pub mod events;
+pub mod external;
 pub mod moto;
