@@ -1,6 +1,6 @@
 """Our appends onto tables other engines wrote: the spec and the expected result (FORMAT.md).
 
-    python foreign_appends.py OUT --iceberg BIN [--cache CACHE] [--no-java]
+    python foreign_appends.py OUT --iceberg BIN [--sql BIN] [--cache CACHE] [--no-java]
                               --spec SPEC.json --expected EXPECTED.json
 
 1. Writes the engines' tables: make_java_tables.py (Iceberg Java through Spark, Hadoop
@@ -12,6 +12,8 @@
    java_edge_tables.py), three rows each made from the table's schema (every column, one row
    of nulls, uuids of three sign classes). Java's tables go through `--catalog object-store`
    (the Hadoop layout), PyIceberg's through their SQLite catalog.
+   With --sql, DataFusion writes a table through iceberg-datafusion-writer
+   (datafusion_tables.py: two `INSERT INTO ... SELECT`s by `iceberg-ballista sql`).
    Also creates two tables of our own from CSV with `append --create` (object-store and SQLite
    catalogs: each one's create-with-first-snapshot) and appends NDJSON to them, so every
    reader checks the text conversion (zones, decimals by --column, `""` beside null).
@@ -50,6 +52,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import datafusion_tables  # noqa: E402
 import filters  # noqa: E402
 import manifest_files  # noqa: E402
 import table_meta  # noqa: E402
@@ -533,7 +536,22 @@ def added_in_place(out: Path, cli: Path) -> tuple[list[dict], dict, list[str]]:
     return spec, expected, failed
 
 
-def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list[str]]:
+def sql_written(out: Path, cli: Path, sql: Path) -> tuple[list[dict], dict, list[str]]:
+    """The table DataFusion writes (datafusion_tables.py): each insert's rows, and from the
+    second insert on, what an append onto the one before must say."""
+    states, failed = datafusion_tables.sql_written(out, cli, sql)
+    spec, expected, ours = [], {}, {}
+    flt = datafusion_tables.FILTERS
+    for n, (state, path, rows) in enumerate(states):
+        meta = table_meta.load(path)
+        if n > 0:
+            ours[table_meta.read_metadata(path)["current-snapshot-id"]] = _added_files(meta)
+        expected[state] = expected_state(meta, [canon_row(r, meta.fields) for r in rows], flt, dict(ours))
+        spec.append({"name": state, "metadata": path, "group": datafusion_tables.GROUP, "filters": flt})
+    return spec, expected, failed
+
+
+def run(out: Path, cli: Path, cache: Path, java: bool, sql: Path | None) -> tuple[dict, dict, list[str]]:
     shutil.rmtree(out, ignore_errors=True)  # the engines' tables are made anew every time
     py = sys.executable
     engines = []
@@ -614,6 +632,11 @@ def run(out: Path, cli: Path, cache: Path, java: bool) -> tuple[dict, dict, list
         spec += more_spec
         expected.update(more_expected)
         failed += more_failed
+    if sql is not None:
+        more_spec, more_expected, more_failed = sql_written(out, cli, sql)
+        spec += more_spec
+        expected.update(more_expected)
+        failed += more_failed
     return {"tables": spec}, {"reader": "expected", "tables": expected}, failed
 
 
@@ -623,10 +646,12 @@ def main() -> None:
     ap.add_argument("--iceberg", type=Path, required=True, help="our CLI binary")
     ap.add_argument("--cache", type=Path, default=HERE.parent / "target" / "interop-cache")
     ap.add_argument("--no-java", action="store_true", help="skip the Java tables (Spark start-up, ~40 s)")
+    ap.add_argument("--sql", type=Path, help="the iceberg-ballista binary: DataFusion writes a table with it")
     ap.add_argument("--spec", type=Path, required=True)
     ap.add_argument("--expected", type=Path, required=True)
     args = ap.parse_args()
-    spec, expected, failed = run(args.out.resolve(), args.iceberg.resolve(), args.cache.resolve(), not args.no_java)
+    sql = args.sql.resolve() if args.sql else None
+    spec, expected, failed = run(args.out.resolve(), args.iceberg.resolve(), args.cache.resolve(), not args.no_java, sql)
     args.spec.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")
     args.expected.write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n")
     print(f"{len(spec['tables'])} table states", file=sys.stderr)

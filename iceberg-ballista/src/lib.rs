@@ -13,7 +13,8 @@
 //! - each executor ([`run_executor`]) writes the data files of the partitions it is given
 //!   (file names carry its process id), and one commits them all in one snapshot.
 //!
-//! The `iceberg-ballista` binary runs a scheduler or an executor with these installed.
+//! The `iceberg-ballista` binary runs a scheduler or an executor with these installed, or
+//! SQL statements on a scheduler (or, without one, in its own process: [`local_session`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -30,8 +31,8 @@ use ballista_scheduler::scheduler_process::start_server;
 use datafusion::execution::{FunctionRegistry, SessionStateBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use iceberg_datafusion_writer::{
-    CatalogRegistry, IcebergCatalogProvider, IcebergLogicalCodec, IcebergPhysicalCodec,
-    partition_key_udf,
+    CatalogRegistry, IcebergLogicalCodec, IcebergPhysicalCodec, partition_key_udf,
+    register_catalogs,
 };
 
 /// Why a Ballista process or session could not start.
@@ -81,10 +82,18 @@ pub async fn client(
         .with_default_features()
         .build();
     let ctx = SessionContext::remote_with_state(url, state).await?;
-    for (name, catalog) in registry.iter() {
-        let provider = IcebergCatalogProvider::try_new(catalog.clone()).await?;
-        ctx.register_catalog(name, Arc::new(provider));
-    }
+    register_catalogs(&ctx, registry).await?;
+    Ok(ctx)
+}
+
+/// A session that runs its queries in this process (DataFusion alone, no cluster), with
+/// `registry`'s catalogs registered under their names, as [`client`] does.
+///
+/// # Errors
+/// When a catalog cannot list its tables.
+pub async fn local_session(registry: &CatalogRegistry) -> Result<SessionContext> {
+    let ctx = SessionContext::new();
+    register_catalogs(&ctx, registry).await?;
     Ok(ctx)
 }
 

@@ -4,6 +4,9 @@
 //! iceberg-ballista --catalog-uri sqlite:///wh/catalog.db --warehouse file:///wh scheduler --port 50050
 //! iceberg-ballista --catalog-uri sqlite:///wh/catalog.db --warehouse file:///wh executor \
 //!     --scheduler-port 50050 --port 50051 --grpc-port 50052 --work-dir /tmp/ex1
+//! iceberg-ballista --catalog-uri sqlite:///wh/catalog.db --warehouse file:///wh sql \
+//!     --scheduler-port 50050 "CREATE EXTERNAL TABLE raw STORED AS PARQUET LOCATION '/in/'" \
+//!     "INSERT INTO default.db.events SELECT * FROM raw"
 //! ```
 
 use std::net::{IpAddr, SocketAddr};
@@ -11,7 +14,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use iceberg_ballista::{ExecutorOptions, SchedulerOptions, run_executor, run_scheduler};
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use iceberg_ballista::{
+    ExecutorOptions, SchedulerOptions, client_config, run_executor, run_scheduler,
+};
 use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
 use iceberg_datafusion_writer::CatalogRegistry;
 
@@ -68,6 +74,16 @@ enum Role {
         /// Seconds between heartbeats to the scheduler.
         #[arg(long, default_value_t = 60)]
         heartbeat_seconds: u64,
+    },
+    /// Runs SQL statements one after the other, on the scheduler at `--scheduler-port`
+    /// or, without it, in this process (DataFusion alone), and prints their results.
+    Sql {
+        /// The scheduler's port (on `--host`); none runs the statements here.
+        #[arg(long)]
+        scheduler_port: Option<u16>,
+        /// The statements; the catalog's tables are `<catalog-name>.<namespace>.<table>`.
+        #[arg(required = true)]
+        statements: Vec<String>,
     },
 }
 
@@ -128,6 +144,24 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 heartbeat_seconds,
             };
             run_executor(options, &registry).await?;
+        }
+        Role::Sql {
+            scheduler_port,
+            statements,
+        } => {
+            let ctx = match scheduler_port {
+                Some(port) => {
+                    let url = format!("df://{}:{port}", cli.host);
+                    iceberg_ballista::client(&url, &registry, client_config()).await?
+                }
+                None => iceberg_ballista::local_session(&registry).await?,
+            };
+            for statement in &statements {
+                let batches = ctx.sql(statement).await?.collect().await?;
+                if !batches.is_empty() {
+                    println!("{}", pretty_format_batches(&batches)?);
+                }
+            }
         }
     }
     Ok(())

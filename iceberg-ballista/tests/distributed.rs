@@ -405,3 +405,40 @@ async fn an_executor_killed_mid_insert_leaves_no_partial_snapshot() {
         }
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sql_command_inserts_and_reads_without_a_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 20_000;
+    let (catalog, raw, batches) = setup(dir.path(), rows).await;
+    let config = SqlCatalogConfig::local(dir.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_iceberg-ballista"))
+        .args([
+            "--catalog-uri",
+            &config.uri,
+            "--warehouse",
+            &config.warehouse,
+            "sql",
+        ])
+        .arg(format!(
+            "CREATE EXTERNAL TABLE raw STORED AS PARQUET LOCATION '{raw}'"
+        ))
+        .arg("INSERT INTO default.db.events SELECT * FROM raw")
+        .arg("SELECT count(*) AS evens FROM default.db.events WHERE id % 2 = 0")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "iceberg-ballista sql failed: {stderr}"
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let expected = (rows as i64, rows as i64, input_ids(&batches));
+    assert_eq!(local_read(&catalog).await, expected);
+    // The insert's row count, then the select's: printed as tables.
+    assert!(stdout.contains(&format!("| {rows} ")), "{stdout}");
+    assert!(stdout.contains("evens"), "{stdout}");
+    assert!(stdout.contains(&format!("| {} ", rows / 2)), "{stdout}");
+    let table = catalog.load_table(&ident()).await.unwrap();
+    assert_eq!(table.metadata.snapshots.len(), 1);
+}

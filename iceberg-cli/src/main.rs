@@ -10,7 +10,6 @@
 //!   `inspect`, `log`, `tree`; `manage` for `list`, `namespace`, `drop` and `rename`; `head` for `head`
 //!   and `schema`).
 //! - `input`: globs, formats, and each format's streaming batch reader.
-//! - `partition_expr`: Spark-style partition and sort expressions.
 //! - `describe`: readable schema, spec and sort order.
 //! - `progress`: the progress bar of `append`.
 
@@ -29,7 +28,6 @@ mod config;
 mod describe;
 mod error;
 mod input;
-mod partition_expr;
 mod progress;
 
 use std::process::ExitCode;

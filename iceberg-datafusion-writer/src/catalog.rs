@@ -1,8 +1,9 @@
 //! Any of our catalogs as a DataFusion catalog: its namespaces are schemas, its tables
-//! tables, so SQL names them `catalog.namespace.table`.
+//! tables, so SQL names them `catalog.namespace.table`; [`register_catalogs`] installs a
+//! registry's catalogs and `CREATE EXTERNAL TABLE ... STORED AS ICEBERG` in a session.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, SchemaProvider};
@@ -11,8 +12,30 @@ use datafusion::datasource::TableProvider;
 use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{Catalog, TableIdent};
 
-use crate::error::Result;
+use datafusion::prelude::SessionContext;
+
+use crate::codec::CatalogRegistry;
+use crate::create::{IcebergTableFactory, STORED_AS};
+use crate::error::{Error, Result};
 use crate::provider::IcebergTableProvider;
+
+/// Registers each of `registry`'s catalogs in `ctx` under its name, and
+/// [`IcebergTableFactory`] for `CREATE EXTERNAL TABLE ... STORED AS ICEBERG` in them.
+///
+/// # Errors
+/// When a catalog cannot list its namespaces or their tables.
+pub async fn register_catalogs(ctx: &SessionContext, registry: &CatalogRegistry) -> Result<()> {
+    for (name, catalog) in registry.iter() {
+        let provider = IcebergCatalogProvider::try_new(catalog.clone()).await?;
+        ctx.register_catalog(name, Arc::new(provider));
+    }
+    let factory = Arc::new(IcebergTableFactory::new(registry.clone()));
+    ctx.state_ref()
+        .write()
+        .table_factories_mut()
+        .insert(STORED_AS.to_string(), factory);
+    Ok(())
+}
 
 /// A catalog's namespaces as DataFusion schemas (listed when it is made; tables are loaded
 /// when a query names them, so every query sees the table's current snapshot).
@@ -38,7 +61,7 @@ impl IcebergCatalogProvider {
             let schema = IcebergSchemaProvider {
                 catalog: catalog.clone(),
                 namespace: namespace.clone(),
-                tables,
+                tables: RwLock::new(tables),
             };
             schemas.insert(namespace.to_string(), Arc::new(schema));
         }
@@ -63,13 +86,24 @@ impl CatalogProvider for IcebergCatalogProvider {
 pub struct IcebergSchemaProvider {
     catalog: Arc<dyn Catalog>,
     namespace: NamespaceIdent,
-    tables: Vec<String>,
+    /// The table names listed when the provider was made, and those created through it.
+    tables: RwLock<Vec<String>>,
+}
+
+impl IcebergSchemaProvider {
+    fn names(&self) -> Vec<String> {
+        // A panic while holding the lock cannot leave a list of names half written.
+        match self.tables.read() {
+            Ok(names) => names.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
 }
 
 #[async_trait]
 impl SchemaProvider for IcebergSchemaProvider {
     fn table_names(&self) -> Vec<String> {
-        self.tables.clone()
+        self.names()
     }
 
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
@@ -82,6 +116,27 @@ impl SchemaProvider for IcebergSchemaProvider {
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        self.tables.iter().any(|t| t == name)
+        self.names().iter().any(|t| t == name)
+    }
+
+    /// Takes the tables [`IcebergTableFactory`] made (already in the catalog); any other
+    /// table is refused, as this catalog holds only Iceberg tables.
+    fn register_table(
+        &self,
+        name: String,
+        table: Arc<dyn TableProvider>,
+    ) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        if table.downcast_ref::<IcebergTableProvider>().is_none() {
+            let table = format!("{}.{name}", self.namespace);
+            return Err(Error::NotIcebergTable { table }.into());
+        }
+        let mut names = match self.tables.write() {
+            Ok(names) => names,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+        Ok(None)
     }
 }

@@ -96,6 +96,35 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// `CREATE EXTERNAL TABLE ... STORED AS ICEBERG` asked for what an Iceberg table cannot
+    /// be made with.
+    #[error("CREATE EXTERNAL TABLE {table}: {reason}")]
+    CreateTable {
+        /// The table.
+        table: String,
+        /// What was refused.
+        reason: String,
+    },
+    /// A partition or sort expression of `CREATE EXTERNAL TABLE` that does not parse or fit
+    /// the columns.
+    #[error("CREATE EXTERNAL TABLE {table}: {source}")]
+    TableDefinition {
+        /// The table.
+        table: String,
+        /// The expression's error, quoting it.
+        #[source]
+        source: iceberg_spec::Error,
+    },
+    /// A table that is not an Iceberg table was to be registered in an Iceberg catalog
+    /// (`CREATE TABLE`, `CREATE EXTERNAL TABLE ... STORED AS PARQUET`).
+    #[error(
+        "{table}: tables of an Iceberg catalog are made with CREATE EXTERNAL TABLE ... \
+         STORED AS ICEBERG"
+    )]
+    NotIcebergTable {
+        /// The table's name.
+        table: String,
+    },
     /// An insert mode this table provider does not offer.
     #[error("{operation} into {table} is not supported: only appends (INSERT INTO) are")]
     UnsupportedInsert {

@@ -13,7 +13,10 @@
 //!   hash-partitioned by the table's partition key, [`partition_key`]) and one commit node
 //!   ([`commit::IcebergCommitExec`]: one snapshot, its id fixed in the plan, so a commit
 //!   that runs twice lands once).
-//! - [`IcebergCatalogProvider`]: any of our catalogs, namespaces as schemas.
+//! - [`IcebergCatalogProvider`]: any of our catalogs, namespaces as schemas;
+//!   [`register_catalogs`] installs a [`CatalogRegistry`]'s catalogs in a session with
+//!   [`IcebergTableFactory`] for `CREATE EXTERNAL TABLE ... STORED AS ICEBERG` ([`create`]:
+//!   partitions, sort order, format version and properties from the statement).
 //! - [`codec`]: the provider and the nodes as small descriptions for other processes
 //!   (Ballista), catalogs named by a [`CatalogRegistry`] each process holds.
 //!
@@ -50,6 +53,7 @@
 pub mod catalog;
 pub mod codec;
 pub mod commit;
+pub mod create;
 pub mod error;
 pub mod field_ids;
 pub mod partition_key;
@@ -59,8 +63,9 @@ pub mod scan;
 pub mod scan_exec;
 pub mod write;
 
-pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
+pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider, register_catalogs};
 pub use codec::{CatalogRegistry, IcebergLogicalCodec, IcebergPhysicalCodec};
+pub use create::IcebergTableFactory;
 pub use error::{Error, Result};
 pub use partition_key::partition_key_udf;
 pub use provider::IcebergTableProvider;

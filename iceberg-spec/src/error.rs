@@ -79,6 +79,13 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
+    /// A partition or sort expression (`bucket(16, id)`, `ts desc`) that does not parse or
+    /// does not fit the schema; the message quotes it.
+    #[error("{message}")]
+    InvalidExpression {
+        /// What is wrong, quoting the expression.
+        message: String,
+    },
     /// A value that does not fit the type it was read or written as.
     #[error("invalid {type_name} value: {reason}")]
     InvalidValue {
@@ -141,6 +148,10 @@ pub enum Error {
 }
 
 impl Error {
+    pub(crate) fn expression(message: String) -> Self {
+        Self::InvalidExpression { message }
+    }
+
     pub(crate) fn invalid_type(text: impl Into<String>, reason: impl Into<String>) -> Self {
         Self::InvalidType {
             text: text.into(),

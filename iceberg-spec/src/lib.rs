@@ -8,7 +8,8 @@
 //! - [`datum`]: single typed values, their ordering, Appendix-D bytes and JSON form.
 //! - [`transform`]: partition transforms (identity, bucket, truncate, year, month, day,
 //!   hour, void) and the human strings of partition paths.
-//! - [`partition`], [`sort_order`]: partition specs and sort orders.
+//! - [`partition`], [`sort_order`]: partition specs and sort orders; [`partition_expr`]:
+//!   both from the expressions Spark users write (`day(ts)`, `bucket(16, id)`, `ts desc`).
 //! - [`data_file`], [`manifest`]: the records a commit writes (data files, manifest entries,
 //!   manifest-list rows).
 //! - [`snapshot`]: snapshots, summaries, refs and log entries.
@@ -25,6 +26,7 @@ pub mod evolution;
 pub mod manifest;
 pub mod name_mapping;
 pub mod partition;
+pub mod partition_expr;
 pub mod properties;
 pub mod retention;
 pub mod schema;

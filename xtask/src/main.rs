@@ -10,6 +10,7 @@
 //! - `cargo xtask interop [--check] [--readers ...] [--no-java-tables]`: checks the fixtures,
 //!   installs the external readers (`interop/setup.sh`: Iceberg Java, PyIceberg, iceberg-rust,
 //!   DuckDB), has Java (through Spark) and PyIceberg write tables that our CLI then appends to,
+//!   and DataFusion (`iceberg-ballista sql`) write one through `iceberg-datafusion-writer`,
 //!   reads every fixture and every such table with each reader and writes the reader x feature
 //!   matrix of `INTEROP.md` to `target/interop/matrix.md`. With `--check` (CI) it fails on any
 //!   disagreement that `interop/known_disagreements.json` does not list, or that it lists but
@@ -257,6 +258,8 @@ fn interop(args: &[String]) -> Result<(), String> {
         .arg(file("foreign"))
         .arg("--iceberg")
         .arg(bin("iceberg"))
+        .arg("--sql")
+        .arg(bin("iceberg-ballista"))
         .arg("--cache")
         .arg(&cache)
         .arg("--spec")

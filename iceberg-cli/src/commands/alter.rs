@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::catalog::OpenCatalog;
 use crate::cli::{AlterChange, Cli};
 use crate::error::{Error, Result};
-use crate::partition_expr::{parse_term, sort_order};
+use iceberg_spec::partition_expr::{parse_term, sort_order};
 
 /// Runs `iceberg alter NS.T CHANGE`.
 ///
@@ -84,7 +84,8 @@ fn plan(meta: &TableMetadata, change: &AlterChange) -> Result<(TableUpdate, Vec<
             return Ok((update, words));
         }
         AlterChange::SetSort { keys } => {
-            let order = sort_order(keys, meta.current_schema()?).map_err(Error::Usage)?;
+            let order = sort_order(keys, meta.current_schema()?)
+                .map_err(|e| Error::Usage(e.to_string()))?;
             let words = if order.is_unsorted() {
                 "unsorted".to_string()
             } else {

@@ -14,7 +14,7 @@ use crate::cli::{Cli, CreateArgs, InputFormat, ReadArgs, TableDefArgs};
 use crate::describe;
 use crate::error::{Error, Result};
 use crate::input::{self, Input, ReadOptions, text};
-use crate::partition_expr;
+use iceberg_spec::partition_expr;
 
 /// Runs `iceberg create`.
 ///
@@ -193,8 +193,10 @@ fn iceberg_schema_json(path: &Path) -> Result<Option<Schema>> {
 /// A bad format version, partition or sort expression, named.
 pub(crate) fn creation(def: &TableDefArgs, schema: Schema) -> Result<TableCreation> {
     let format_version = def.format_version()?;
-    let spec = partition_expr::partition_spec(&def.partition, &schema).map_err(Error::Usage)?;
-    let sort_order = partition_expr::sort_order(&def.sort, &schema).map_err(Error::Usage)?;
+    let spec = partition_expr::partition_spec(&def.partition, &schema)
+        .map_err(|e| Error::Usage(e.to_string()))?;
+    let sort_order =
+        partition_expr::sort_order(&def.sort, &schema).map_err(|e| Error::Usage(e.to_string()))?;
     let mut creation = TableCreation::new("", schema);
     creation.spec = spec;
     creation.sort_order = sort_order;

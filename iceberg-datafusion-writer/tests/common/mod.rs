@@ -12,7 +12,7 @@ use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{Catalog, TableCreation, TableIdent};
 use iceberg_catalog::{SqlCatalog, SqlCatalogConfig};
-use iceberg_datafusion_writer::IcebergCatalogProvider;
+use iceberg_datafusion_writer::{CatalogRegistry, register_catalogs};
 use iceberg_spec::{NestedField, PrimitiveType, Schema};
 use iceberg_testing::events;
 
@@ -54,12 +54,13 @@ pub(crate) async fn create_t(catalog: &SqlCatalog, optional: &[(&str, PrimitiveT
         .unwrap();
 }
 
-/// A session with `partitions` target partitions and `catalog` as `iceberg`.
+/// A session with `partitions` target partitions and `catalog` as `iceberg` (and
+/// `CREATE EXTERNAL TABLE ... STORED AS ICEBERG` in it).
 pub(crate) async fn session(catalog: Arc<SqlCatalog>, partitions: usize) -> SessionContext {
     let config = SessionConfig::new().with_target_partitions(partitions);
     let ctx = SessionContext::new_with_config(config);
-    let provider = IcebergCatalogProvider::try_new(catalog).await.unwrap();
-    ctx.register_catalog("iceberg", Arc::new(provider));
+    let registry = CatalogRegistry::new().with_catalog("iceberg", catalog as Arc<dyn Catalog>);
+    register_catalogs(&ctx, &registry).await.unwrap();
     ctx
 }
 

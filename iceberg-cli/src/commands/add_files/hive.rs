@@ -13,7 +13,7 @@ use iceberg_spec::{NestedField, PrimitiveType, Schema, Transform};
 use iceberg_write::import::{HIVE_NULL, hive_folders};
 
 use crate::error::{Error, Result};
-use crate::partition_expr;
+use iceberg_spec::partition_expr;
 
 /// The Hive keys of `paths` (the same for every file, outermost first).
 ///
@@ -83,7 +83,8 @@ pub(crate) fn with_hive_columns(
     if given.is_empty() {
         return Ok((schema, keys.iter().map(|k| quoted(k)).collect()));
     }
-    let spec = partition_expr::partition_spec(given, &schema).map_err(Error::Usage)?;
+    let spec =
+        partition_expr::partition_spec(given, &schema).map_err(|e| Error::Usage(e.to_string()))?;
     for key in &added {
         let id = schema.field_id_by_name(key);
         let identity = spec

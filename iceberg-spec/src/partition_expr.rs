@@ -5,19 +5,20 @@
 //! `nulls first|nulls last`. A name part that is not a plain word is quoted with backticks as
 //! Spark writes it (``identity(`user id`)``, `` `event-time` ``, a backtick doubled inside).
 //!
-//! Errors quote the expression and point at the offending part.
+//! Errors ([`Error::InvalidExpression`]) quote the expression and point at the offending
+//! part. The CLI's `--partition`/`--sort` and SQL's `CREATE EXTERNAL TABLE ... STORED AS
+//! ICEBERG` take these.
 
-use iceberg_spec::{
-    NullOrder, PartitionSpec, Schema, SortDirection, SortField, SortOrder, Transform,
-};
+use crate::error::{Error, Result};
+use crate::{NullOrder, PartitionSpec, Schema, SortDirection, SortField, SortOrder, Transform};
 
 /// A parsed term: a transform of a source column.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Term {
+pub struct Term {
     /// The transform.
-    pub(crate) transform: Transform,
+    pub transform: Transform,
     /// The source column's dotted path.
-    pub(crate) column: String,
+    pub column: String,
 }
 
 const TRANSFORMS: &str = "identity, bucket, truncate, year, month, day, hour, void";
@@ -25,8 +26,12 @@ const TRANSFORMS: &str = "identity, bucket, truncate, year, month, day, hour, vo
 /// Parses one term, without checking it against a schema.
 ///
 /// # Errors
-/// A message quoting `text` and naming the bad part.
-pub(crate) fn parse_term(text: &str) -> Result<Term, String> {
+/// [`Error::InvalidExpression`] quoting `text` and naming the bad part.
+pub fn parse_term(text: &str) -> Result<Term> {
+    parse(text).map_err(Error::expression)
+}
+
+fn parse(text: &str) -> Result<Term, String> {
     let s = text.trim();
     let err = |why: String| format!("`{s}`: {why}");
     let Some(open) = find_unquoted(s, |c| c == '(') else {
@@ -192,16 +197,21 @@ fn resolve(text: &str, term: &Term, schema: &Schema) -> Result<i32, String> {
     Ok(id)
 }
 
-/// The partition spec of `exprs` over `schema`, with Java's field names and ids.
+/// The partition spec of `exprs` (each may hold several comma-separated terms) over
+/// `schema`, with Java's field names and ids.
 ///
 /// # Errors
-/// The first bad expression, named.
-pub(crate) fn partition_spec(exprs: &[String], schema: &Schema) -> Result<PartitionSpec, String> {
+/// [`Error::InvalidExpression`] naming the first bad expression.
+pub fn partition_spec(exprs: &[String], schema: &Schema) -> Result<PartitionSpec> {
+    spec(exprs, schema).map_err(Error::expression)
+}
+
+fn spec(exprs: &[String], schema: &Schema) -> Result<PartitionSpec, String> {
     let mut builder = PartitionSpec::builder(schema);
     // Comma-separated or repeated, as `--sort` takes them.
     for text in exprs.iter().flat_map(|e| split_top_level(e)) {
         let text = text.as_str();
-        let term = parse_term(text).map_err(|e| format!("partition {e}"))?;
+        let term = parse(text).map_err(|e| format!("partition {e}"))?;
         resolve(text, &term, schema).map_err(|e| format!("partition {e}"))?;
         builder = builder
             .add(&term.column, term.transform)
@@ -216,8 +226,12 @@ pub(crate) fn partition_spec(exprs: &[String], schema: &Schema) -> Result<Partit
 /// unsorted order when there are none.
 ///
 /// # Errors
-/// The first bad key, named.
-pub(crate) fn sort_order(exprs: &[String], schema: &Schema) -> Result<SortOrder, String> {
+/// [`Error::InvalidExpression`] naming the first bad key.
+pub fn sort_order(exprs: &[String], schema: &Schema) -> Result<SortOrder> {
+    order(exprs, schema).map_err(Error::expression)
+}
+
+fn order(exprs: &[String], schema: &Schema) -> Result<SortOrder, String> {
     let mut fields = Vec::new();
     for key in exprs.iter().flat_map(|e| split_top_level(e)) {
         fields.push(sort_field(&key, schema).map_err(|e| format!("sort {e}"))?);
@@ -239,7 +253,7 @@ fn sort_field(key: &str, schema: &Schema) -> Result<SortField, String> {
         None => find_unquoted(s, char::is_whitespace).unwrap_or(s.len()),
     };
     let (term_text, rest) = s.split_at(split);
-    let term = parse_term(term_text)?;
+    let term = parse(term_text)?;
     let source_id = resolve(term_text, &term, schema)?;
     let words: Vec<String> = rest
         .split_whitespace()
@@ -298,8 +312,8 @@ fn split_top_level(s: &str) -> Vec<String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use iceberg_spec::types::StructType;
-    use iceberg_spec::{NestedField, PrimitiveType, Type};
+    use crate::types::StructType;
+    use crate::{NestedField, PrimitiveType, Type};
 
     fn schema() -> Schema {
         Schema::new(
@@ -335,19 +349,39 @@ mod tests {
 
     #[test]
     fn errors_point_at_the_part() {
-        let e = parse_term("bucket(x, id)").unwrap_err();
+        let e = parse_term("bucket(x, id)").unwrap_err().to_string();
         assert_eq!(e, "`bucket(x, id)`: `x` is not a positive integer");
-        assert!(parse_term("bucket(0, id)").unwrap_err().contains("`0`"));
+        assert!(
+            parse_term("bucket(0, id)")
+                .unwrap_err()
+                .to_string()
+                .contains("`0`")
+        );
         assert!(
             parse_term("dya(ts)")
                 .unwrap_err()
+                .to_string()
                 .contains("unknown transform `dya`")
         );
-        assert!(parse_term("day(ts").unwrap_err().contains("closing"));
-        assert!(parse_term("day(a, b)").unwrap_err().contains("one column"));
-        let e = partition_spec(&["day(tss)".into()], &schema()).unwrap_err();
+        assert!(
+            parse_term("day(ts")
+                .unwrap_err()
+                .to_string()
+                .contains("closing")
+        );
+        assert!(
+            parse_term("day(a, b)")
+                .unwrap_err()
+                .to_string()
+                .contains("one column")
+        );
+        let e = partition_spec(&["day(tss)".into()], &schema())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no column `tss`"), "{e}");
-        let e = partition_spec(&["day(name)".into()], &schema()).unwrap_err();
+        let e = partition_spec(&["day(name)".into()], &schema())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("type string"), "{e}");
     }
 
@@ -364,6 +398,7 @@ mod tests {
         assert!(
             parse_term("identity(`user id)")
                 .unwrap_err()
+                .to_string()
                 .contains("not closed")
         );
         assert!(parse_term("user id").is_err(), "an unquoted space");
@@ -432,7 +467,7 @@ mod tests {
         proptest!(ProptestConfig::with_cases(2000), |(t in text)| {
             match parse_term(&t) {
                 Ok(term) => prop_assert!(!term.column.is_empty()),
-                Err(e) => prop_assert!(e.contains(t.trim()) || t.trim().is_empty(), "{e}"),
+                Err(e) => prop_assert!(e.to_string().contains(t.trim()) || t.trim().is_empty(), "{e}"),
             }
             let _ = partition_spec(std::slice::from_ref(&t), &schema);
             let _ = sort_order(std::slice::from_ref(&t), &schema);
