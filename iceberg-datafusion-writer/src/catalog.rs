@@ -9,10 +9,9 @@ use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, SchemaProvider};
 use datafusion::common::Result as DfResult;
 use datafusion::datasource::TableProvider;
+use datafusion::prelude::SessionContext;
 use iceberg_append::catalog::NamespaceIdent;
 use iceberg_append::{Catalog, TableIdent};
-
-use datafusion::prelude::SessionContext;
 
 use crate::codec::CatalogRegistry;
 use crate::create::{IcebergTableFactory, STORED_AS};
@@ -119,15 +118,19 @@ impl SchemaProvider for IcebergSchemaProvider {
         self.names().iter().any(|t| t == name)
     }
 
-    /// Takes the tables [`IcebergTableFactory`] made (already in the catalog); any other
-    /// table is refused, as this catalog holds only Iceberg tables.
+    /// Takes the tables [`IcebergTableFactory`] made (already in this catalog, under this
+    /// name); any other table is refused, as this catalog holds only its own Iceberg tables.
     fn register_table(
         &self,
         name: String,
         table: Arc<dyn TableProvider>,
     ) -> DfResult<Option<Arc<dyn TableProvider>>> {
-        if table.downcast_ref::<IcebergTableProvider>().is_none() {
-            let table = format!("{}.{name}", self.namespace);
+        let ident = TableIdent::new(self.namespace.clone(), name.as_str());
+        let ours = table
+            .downcast_ref::<IcebergTableProvider>()
+            .is_some_and(|t| t.ident() == &ident && same(t.catalog(), &self.catalog));
+        if !ours {
+            let table = ident.to_string();
             return Err(Error::NotIcebergTable { table }.into());
         }
         let mut names = match self.tables.write() {
@@ -139,4 +142,9 @@ impl SchemaProvider for IcebergSchemaProvider {
         }
         Ok(None)
     }
+}
+
+/// Whether `a` and `b` are the same catalog instance.
+fn same(a: &Arc<dyn Catalog>, b: &Arc<dyn Catalog>) -> bool {
+    std::ptr::eq(Arc::as_ptr(a).cast::<()>(), Arc::as_ptr(b).cast::<()>())
 }

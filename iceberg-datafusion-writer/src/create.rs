@@ -3,15 +3,18 @@
 //! ```sql
 //! CREATE EXTERNAL TABLE iceberg.db.events (id BIGINT NOT NULL, ts TIMESTAMP, region VARCHAR)
 //! STORED AS ICEBERG
-//! PARTITIONED BY (region)              -- identity partitions, or:
-//! WITH ORDER (ts ASC)                  -- the table's sort order (columns only)
+//! PARTITIONED BY (region)              -- identity partitions
+//! WITH ORDER (ts ASC)                  -- the sort order (columns only)
 //! LOCATION ''                          -- '' for the catalog's default location
-//! OPTIONS ('partitioning' 'day(ts), bucket(16, id)', 'sort-order' 'ts desc',
-//!          'format-version' '2', 'write.target-file-size-bytes' '268435456');
+//! OPTIONS ('format-version' '2', 'write.target-file-size-bytes' '268435456');
+//!
+//! CREATE EXTERNAL TABLE iceberg.db.clicks (id BIGINT, ts TIMESTAMP) STORED AS ICEBERG
+//! LOCATION '' OPTIONS ('partitioning' 'day(ts), bucket(16, id)', 'sort-order' 'ts desc');
 //! ```
 //!
 //! DataFusion's parser takes only column names in `PARTITIONED BY`, so transforms go in the
-//! `partitioning` option, written as Spark writes them ([`iceberg_spec::partition_expr`]).
+//! `partitioning` option, written as Spark writes them ([`iceberg_spec::partition_expr`]);
+//! each of partitions and sort order is given one way, not both.
 //! Every option with a dot in its name is a table property; credentials are refused (they
 //! belong to the catalog's file IO, not to metadata every reader sees).
 

@@ -115,8 +115,8 @@ pub enum Error {
         #[source]
         source: iceberg_spec::Error,
     },
-    /// A table that is not an Iceberg table was to be registered in an Iceberg catalog
-    /// (`CREATE TABLE`, `CREATE EXTERNAL TABLE ... STORED AS PARQUET`).
+    /// A table that is not one of the catalog's own Iceberg tables was to be registered in
+    /// it (`CREATE TABLE`, `CREATE EXTERNAL TABLE ... STORED AS PARQUET`).
     #[error(
         "{table}: tables of an Iceberg catalog are made with CREATE EXTERNAL TABLE ... \
          STORED AS ICEBERG"

@@ -103,6 +103,19 @@ async fn a_table_with_transforms_an_order_and_properties_takes_inserts() {
         .map(|f| f.contains("ts_day=2024-03-01"))
         .collect();
     assert_eq!(days.len(), 2, "files of both days: {files:?}");
+
+    // The catalog holds its tables under their own names only: no aliases.
+    let events = ctx.table_provider("iceberg.db.events").await.unwrap();
+    let err = ctx
+        .register_table("iceberg.db.alias", events)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("db.alias") && err.contains("STORED AS ICEBERG"),
+        "{err}"
+    );
+    let db = NamespaceIdent::parse(DB).unwrap();
+    assert_eq!(catalog.list_tables(&db).await.unwrap().len(), 1);
 }
 
 #[tokio::test]
