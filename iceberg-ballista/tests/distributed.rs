@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -328,19 +328,7 @@ async fn an_insert_on_two_executors_lands_one_snapshot_of_every_row() {
 
 /// Every data file under the table's folder.
 fn data_files(dir: &Path) -> usize {
-    fn walk(dir: &Path) -> Vec<PathBuf> {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return Vec::new();
-        };
-        entries
-            .flatten()
-            .flat_map(|e| {
-                let p = e.path();
-                if p.is_dir() { walk(&p) } else { vec![p] }
-            })
-            .collect()
-    }
-    walk(&dir.join("db").join("events"))
+    iceberg_testing::files_under(&dir.join("db").join("events"))
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
         .count()

@@ -99,7 +99,7 @@ async fn insert_and_select_plans_run_in_another_session_by_description() {
     assert_eq!(again, 20_000);
     let table = catalog.load_table(&ident("events")).await.unwrap();
     assert_eq!(table.metadata.snapshots.len(), 1);
-    let parquet = walk(&dir.path().join("db").join("events"))
+    let parquet = iceberg_testing::files_under(&dir.path().join("db").join("events"))
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
         .count();

@@ -411,7 +411,7 @@ async fn a_required_column_given_nulls_fails_and_commits_nothing() {
     let table = catalog.load_table(&ident("t")).await.unwrap();
     assert!(table.metadata.snapshots.is_empty());
     let data = dir.path().join("db/t/data");
-    let left = walk(&data);
+    let left = iceberg_testing::files_under(&data);
     assert!(left.is_empty(), "{left:?}");
 }
 
@@ -468,6 +468,6 @@ async fn an_insert_whose_commit_fails_deletes_the_files_it_wrote() {
     assert!(err.to_string().contains("conflict"), "{err}");
     let table = sql_catalog.load_table(&ident("t")).await.unwrap();
     assert!(table.metadata.snapshots.is_empty());
-    let left = walk(&dir.path().join("db/t/data"));
+    let left = iceberg_testing::files_under(&dir.path().join("db/t/data"));
     assert!(left.is_empty(), "{left:?}");
 }

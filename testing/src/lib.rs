@@ -7,3 +7,19 @@
 pub mod events;
 pub mod external;
 pub mod moto;
+
+use std::path::{Path, PathBuf};
+
+/// Every file under `dir`, recursively (none when it does not exist).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| {
+            let p = e.path();
+            if p.is_dir() { files_under(&p) } else { vec![p] }
+        })
+        .collect()
+}

@@ -135,17 +135,3 @@ pub(crate) async fn events_table(
         .unwrap();
     (catalog, ctx, batches)
 }
-
-/// Every file under `dir`, recursively (none when it does not exist).
-pub(crate) fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .flat_map(|e| {
-            let p = e.path();
-            if p.is_dir() { walk(&p) } else { vec![p] }
-        })
-        .collect()
-}
