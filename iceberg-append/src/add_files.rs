@@ -20,7 +20,7 @@ use iceberg_write::import::{ImportTarget, ImportedFile, PartitionSource, data_fi
 use crate::append::read_manifest_list;
 use crate::error::{Error, Result};
 use crate::handle::{TableHandle, write_options};
-use crate::manifest::decode_manifest;
+use crate::manifest::read_manifests;
 use crate::transaction::TransactionOutcome;
 
 /// How many footers are read at once.
@@ -55,10 +55,10 @@ pub async fn live_data_files(io: &FileIo, meta: &TableMetadata) -> Result<Vec<Da
     let Some(snap) = meta.current_snapshot() else {
         return Ok(Vec::new());
     };
+    let listed = read_manifest_list(io, snap.manifest_list.as_deref()).await?;
+    let manifests = read_manifests(io, listed.iter().map(|m| m.manifest_path.as_str())).await?;
     let mut out = Vec::new();
-    for m in read_manifest_list(io, snap.manifest_list.as_deref()).await? {
-        let bytes = io.read(&m.manifest_path).await?;
-        let decoded = decode_manifest(&m.manifest_path, &bytes)?;
+    for decoded in manifests {
         out.extend(
             decoded
                 .entries

@@ -24,7 +24,7 @@ use iceberg_spec::{
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
-use crate::manifest::{ManifestContext, decode_manifest, encode_manifests};
+use crate::manifest::{ManifestContext, encode_manifests, read_manifests};
 
 /// What to do with one bin of manifests.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -240,17 +240,17 @@ impl Merger<'_> {
                 format!("partition spec {spec_id} is not in the table"),
             )
         })?;
+        if let Some(m) = bin.iter().find(|m| m.content != ManifestContent::Data) {
+            // plan_merge never bins delete manifests; a merged manifest is a data manifest.
+            return Err(Error::invalid_manifest(
+                &m.manifest_path,
+                "a delete manifest cannot be merged into a data manifest",
+            ));
+        }
+        let manifests =
+            read_manifests(self.io, bin.iter().map(|m| m.manifest_path.as_str())).await?;
         let mut entries = Vec::new();
-        for m in bin {
-            if m.content != ManifestContent::Data {
-                // plan_merge never bins delete manifests; a merged manifest is a data manifest.
-                return Err(Error::invalid_manifest(
-                    &m.manifest_path,
-                    "a delete manifest cannot be merged into a data manifest",
-                ));
-            }
-            let bytes = self.io.read(&m.manifest_path).await?;
-            let decoded = decode_manifest(&m.manifest_path, &bytes)?;
+        for (m, decoded) in bin.iter().zip(manifests) {
             if decoded.metadata.get("content").is_some_and(|c| c != "data") {
                 return Err(Error::invalid_manifest(
                     &m.manifest_path,

@@ -11,7 +11,7 @@ use iceberg_spec::{DataContentType, ManifestStatus, Snapshot};
 
 use crate::append::read_manifest_list;
 use crate::error::Result;
-use crate::manifest::decode_manifest;
+use crate::manifest::read_manifest;
 
 /// Reads at once when walking manifests and lists.
 pub(crate) const READ_CONCURRENCY: usize = 16;
@@ -83,8 +83,7 @@ pub(crate) async fn live_files<'a>(
 ) -> Result<BTreeMap<String, LiveFile>> {
     let decoded: Vec<Vec<(String, LiveFile)>> =
         futures::stream::iter(paths.into_iter().map(|path| async move {
-            let bytes = io.read(path).await?;
-            let manifest = decode_manifest(path, &bytes)?;
+            let manifest = read_manifest(io, path).await?;
             Ok::<_, crate::error::Error>(
                 manifest
                     .entries

@@ -31,7 +31,7 @@ use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
 use crate::env::fresh_snapshot_id;
 use crate::error::{Error, Result};
-use crate::manifest::{ManifestContext, decode_manifest, encode_manifests};
+use crate::manifest::{DecodedManifest, ManifestContext, encode_manifests, read_manifests};
 use crate::manifest_list::encode_manifest_list;
 use crate::merge::{MergeClass, inherit, partition_class};
 use crate::plan::{AttemptInputs, plan_fast_append};
@@ -169,8 +169,10 @@ impl RewriteManifests {
                 )
             })?;
             let mut by_class: BTreeMap<MergeClass, Vec<ManifestEntry>> = BTreeMap::new();
-            for m in &manifests {
-                for e in existing_entries(io, meta, m).await? {
+            let decoded =
+                read_manifests(io, manifests.iter().map(|m| m.manifest_path.as_str())).await?;
+            for (m, decoded) in manifests.iter().zip(decoded) {
+                for e in existing_entries(meta, m, decoded)? {
                     let class = uuid_fields
                         .get(&spec_id)
                         .and_then(|f| f.as_deref())
@@ -266,13 +268,11 @@ impl RewriteManifests {
 ///
 /// # Errors
 /// An unreadable manifest; an entry of a v2+ table without a data sequence number.
-async fn existing_entries(
-    io: &FileIo,
+fn existing_entries(
     meta: &TableMetadata,
     m: &ManifestFile,
+    decoded: DecodedManifest,
 ) -> Result<Vec<ManifestEntry>> {
-    let bytes = io.read(&m.manifest_path).await?;
-    let decoded = decode_manifest(&m.manifest_path, &bytes)?;
     let mut out = Vec::with_capacity(decoded.entries.len());
     for mut e in inherit(m, decoded.entries) {
         if e.status == ManifestStatus::Deleted {

@@ -202,6 +202,48 @@ pub struct DecodedManifest {
     pub entries: Vec<ManifestEntry>,
 }
 
+/// Manifests [`read_manifests`] reads at once.
+const READ_CONCURRENCY: usize = 16;
+
+/// Reads and decodes the manifests at `paths`, in their order, [`READ_CONCURRENCY`] at once:
+/// on an object store each read is a request, and reading a merge bin's or a snapshot's
+/// manifests one after the other would wait out every request's latency in turn.
+///
+/// # Errors
+/// The first manifest that cannot be read or decoded.
+pub(crate) async fn read_manifests<'a>(
+    io: &iceberg_io::FileIo,
+    paths: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<DecodedManifest>> {
+    use futures::{StreamExt, TryStreamExt};
+    // Owned futures: futures borrowing `io` and the paths inside `buffered` make the callers'
+    // futures fail `Send` for every lifetime (rust-lang/rust#102211).
+    let reads: Vec<_> = paths
+        .into_iter()
+        .map(|path| {
+            let (io, path) = (io.clone(), path.to_string());
+            async move { read_manifest(&io, &path).await }
+        })
+        .collect();
+    futures::stream::iter(reads)
+        .buffered(READ_CONCURRENCY)
+        .try_collect()
+        .await
+}
+
+/// Reads and decodes the manifest at `path`, the decoding in a task of its own: CPU work
+/// other cores take on while the caller reads further manifests.
+///
+/// # Errors
+/// When the file cannot be read or is not a valid manifest.
+pub(crate) async fn read_manifest(io: &iceberg_io::FileIo, path: &str) -> Result<DecodedManifest> {
+    let bytes = io.read(path).await?;
+    let owned = path.to_string();
+    tokio::spawn(async move { decode_manifest(&owned, &bytes) })
+        .await
+        .map_err(|e| Error::invalid_manifest(path, format!("its decoding failed: {e}")))?
+}
+
 /// Decodes a manifest, taking its schema and partition spec from its own metadata.
 ///
 /// # Errors

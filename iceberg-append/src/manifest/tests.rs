@@ -197,3 +197,54 @@ fn raw_schema(bytes: &[u8]) -> String {
     }
     panic!("no schema in header")
 }
+
+/// Manifests read 16 at a time come back in the order asked for (more of them than are read
+/// at once, the larger ones first so that later ones finish first), and a missing one fails
+/// the read naming its path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manifests_read_at_once_come_back_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = format!("file://{}", dir.path().display());
+    let io = iceberg_io::FileIo::from_location(&location, &Default::default()).unwrap();
+    let (schema, spec) = odd_table();
+    let ctx = ManifestContext {
+        version: FormatVersion::V2,
+        schema: &schema,
+        spec: &spec,
+        codec: iceberg_spec::AvroCodec::Deflate,
+        marker: [1; 16],
+        target_size_bytes: u64::MAX,
+        content: ManifestContent::Data,
+    };
+    let mut paths = Vec::new();
+    for i in 0..40usize {
+        let entries: Vec<ManifestEntry> = (0..(40 - i) * 50)
+            .map(|n| {
+                let mut e = entry();
+                e.data_file.file_path = format!("m{i}-f{n}.parquet");
+                e
+            })
+            .collect();
+        let path = format!("{location}/metadata/m{i}.avro");
+        let encoded = encode_manifests(&ctx, 7, &entries, |_| path.clone()).unwrap();
+        io.put(&path, encoded[0].bytes.clone().into())
+            .await
+            .unwrap();
+        paths.push(path);
+    }
+    let read = read_manifests(&io, paths.iter().map(String::as_str))
+        .await
+        .unwrap();
+    assert_eq!(read.len(), paths.len());
+    for (i, manifest) in read.iter().enumerate() {
+        assert_eq!(manifest.entries.len(), (40 - i) * 50);
+        assert_eq!(
+            manifest.entries[0].data_file.file_path,
+            format!("m{i}-f0.parquet")
+        );
+    }
+    let missing = format!("{location}/metadata/missing.avro");
+    let with_missing = [paths[0].as_str(), missing.as_str(), paths[1].as_str()];
+    let err = read_manifests(&io, with_missing).await.unwrap_err();
+    assert!(err.to_string().contains("missing.avro"), "{err}");
+}

@@ -14,7 +14,7 @@ use iceberg_spec::{
 };
 use uuid::Uuid;
 
-use super::{CompactionReport, Live, Manifests, delete_partitions, read_manifests};
+use super::{CompactionReport, Live, Manifests, cached_entries, delete_partitions};
 use crate::append::{read_manifest_list, uuid_fields_by_spec};
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
@@ -112,7 +112,7 @@ async fn attempt_rewrite(
     let props = TableProperties::parse(&meta.properties)?;
     let listed = read_manifest_list(io, head.manifest_list.as_deref()).await?;
     let gone: HashSet<&str> = removed.iter().map(|l| l.file.file_path.as_str()).collect();
-    let all = read_manifests(io, &listed, cache).await?;
+    let all = cached_entries(io, &listed, cache).await?;
     let (mut live, mut new_deletes) = (HashSet::new(), Vec::new());
     for (m, entries) in listed.iter().zip(&all) {
         for e in inherit(m, entries.to_vec()) {
@@ -187,7 +187,7 @@ async fn attempt_rewrite(
             .filter(|m| m.content != ManifestContent::Data)
             .map(Arc::new),
     );
-    let decoded = read_manifests(io, &data_manifests, cache).await?;
+    let decoded = cached_entries(io, &data_manifests, cache).await?;
     let uuid_fields = uuid_fields_by_spec(meta);
     let mut rewritten: BTreeMap<(i32, MergeClass), Vec<ManifestEntry>> = BTreeMap::new();
     for (m, entries) in data_manifests.into_iter().zip(decoded) {

@@ -15,9 +15,10 @@
 //!   one; any other concurrent commit (an append) is committed over, as a retry.
 //!
 //! Reading streams each file through parquet's async Arrow reader (`iceberg_write::read`), so
-//! memory stays within the writer's budgets however large the partition. v3 tables are
-//! refused for now: their rewritten rows must keep their row ids, which the writer does not
-//! yet carry over.
+//! memory stays within the writer's budgets however large the partition; the rows of small
+//! files reach the writer gathered into batches of 64K rows (`batches.rs`), as a fresh
+//! write's would. v3 tables are refused for now: their rewritten rows must keep their row
+//! ids, which the writer does not yet carry over.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -31,22 +32,21 @@ use iceberg_spec::{
 use iceberg_write::DataFileWriter;
 use iceberg_write::read::FileIoReader;
 
+mod batches;
 mod commit;
 
+use self::batches::{Gathered, READ_BATCH_ROWS};
 use self::commit::{Rewritten, commit_rewrite};
 use crate::append::read_manifest_list;
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::handle::write_options;
-use crate::manifest::decode_manifest;
+use crate::manifest::read_manifests;
 use crate::merge::inherit;
 
 /// Default files a partition needs to be compacted (Java's `min-input-files`).
 pub const DEFAULT_MIN_INPUT_FILES: usize = 5;
-
-/// Rows per batch when files are read back.
-const READ_BATCH_ROWS: usize = 64 * 1024;
 
 /// Files up to this size are read whole in one request (and a few ahead); larger ones are
 /// streamed.
@@ -289,6 +289,7 @@ async fn rewrite_group(
 }
 
 async fn write_group(io: &FileIo, writer: &mut DataFileWriter, group: &[Live]) -> Result<()> {
+    let mut out = Gathered::new(writer);
     let mut i = 0;
     while i < group.len() {
         if size(&group[i].file) > WHOLE_FILE_BYTES {
@@ -305,7 +306,7 @@ async fn write_group(io: &FileIo, writer: &mut DataFileWriter, group: &[Live]) -
                         source: e,
                     })?
             {
-                writer.write(&batch).await?;
+                out.write(batch).await?;
             }
             i += 1;
             continue;
@@ -321,20 +322,20 @@ async fn write_group(io: &FileIo, writer: &mut DataFileWriter, group: &[Live]) -
             }))
             .buffered(PREFETCH_FILES);
         while let Some(batches) = reads.try_next().await? {
-            for batch in &batches {
-                writer.write(batch).await?;
+            for batch in batches {
+                out.write(batch).await?;
             }
         }
         i = end;
     }
-    Ok(())
+    out.flush().await
 }
 
 /// Decoded manifests by path, read once per compaction (a manifest never changes).
 type Manifests = HashMap<String, Arc<Vec<ManifestEntry>>>;
 
 /// The entries of `manifests`, in order, from `cache` or read a few at a time.
-async fn read_manifests(
+async fn cached_entries(
     io: &FileIo,
     manifests: &[ManifestFile],
     cache: &mut Manifests,
@@ -343,17 +344,9 @@ async fn read_manifests(
         .iter()
         .filter(|m| !cache.contains_key(&m.manifest_path))
         .collect();
-    let read: Vec<(String, Vec<ManifestEntry>)> =
-        futures::stream::iter(missing.into_iter().map(|m| async move {
-            let bytes = io.read(&m.manifest_path).await?;
-            let entries = decode_manifest(&m.manifest_path, &bytes)?.entries;
-            Ok::<_, Error>((m.manifest_path.clone(), entries))
-        }))
-        .buffered(FOOTER_READS)
-        .try_collect()
-        .await?;
-    for (path, entries) in read {
-        cache.insert(path, Arc::new(entries));
+    let read = read_manifests(io, missing.iter().map(|m| m.manifest_path.as_str())).await?;
+    for (m, decoded) in missing.iter().zip(read) {
+        cache.insert(m.manifest_path.clone(), Arc::new(decoded.entries));
     }
     manifests
         .iter()
@@ -377,7 +370,7 @@ async fn live_files(
     };
     let (mut data, mut deletes) = (Vec::new(), Vec::new());
     let listed = read_manifest_list(io, head.manifest_list.as_deref()).await?;
-    let decoded = read_manifests(io, &listed, cache).await?;
+    let decoded = cached_entries(io, &listed, cache).await?;
     for (m, entries) in listed.iter().zip(decoded) {
         for e in inherit(m, entries.to_vec()) {
             if e.status == ManifestStatus::Deleted {
