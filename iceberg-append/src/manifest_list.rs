@@ -16,6 +16,10 @@ use crate::avro::blocks::{self, Block, EncodedBlocks};
 use crate::avro::{self, ContainerWriter, decode, encode};
 use crate::error::Result;
 
+mod history;
+
+pub(crate) use history::rows_of_lists;
+
 /// A parent block of fewer rows is re-encoded into the new list's first block rather than
 /// copied, so each commit's few new rows join it until it is worth keeping: blocks stay
 /// large enough to compress well, and a commit never re-encodes more than this many rows

@@ -191,6 +191,35 @@ pub(crate) struct Container {
 }
 
 /// Decodes a container file into its writer schema, key-value metadata and rows.
+/// The `rows` rows of one data block of a container file whose header gave `schema` and
+/// `codec`, from its (compressed) payload.
+///
+/// # Errors
+/// A payload that does not decompress or does not hold `rows` rows of `schema`.
+pub(crate) fn decode_block(
+    path: &str,
+    schema: &apache_avro::Schema,
+    codec: Codec,
+    rows: usize,
+    payload: &[u8],
+) -> Result<Vec<Value>> {
+    let mut data = payload.to_vec();
+    codec
+        .decompress(&mut data)
+        .map_err(|e| Error::avro(path, e))?;
+    let reader = apache_avro::reader::datum::GenericDatumReader::builder(schema)
+        .build()
+        .map_err(|e| Error::avro(path, e))?;
+    let mut rest = &data[..];
+    (0..rows)
+        .map(|_| {
+            reader
+                .read_value(&mut rest)
+                .map_err(|e| Error::avro(path, e))
+        })
+        .collect()
+}
+
 pub(crate) fn read_container(path: &str, bytes: &[u8]) -> Result<Container> {
     let renamed;
     let reader = match Reader::new(bytes) {

@@ -9,9 +9,9 @@ use futures::{StreamExt, TryStreamExt};
 use iceberg_io::FileIo;
 use iceberg_spec::{DataContentType, ManifestStatus, Snapshot};
 
-use crate::append::read_manifest_list;
 use crate::error::Result;
 use crate::manifest::read_manifest;
+use crate::manifest_list::rows_of_lists;
 
 /// Reads at once when walking manifests and lists.
 pub(crate) const READ_CONCURRENCY: usize = 16;
@@ -50,22 +50,10 @@ pub(crate) async fn manifests_of(io: &FileIo, snapshots: &[&Snapshot]) -> Result
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    // Each list decoded in a task of its own: a long history is thousands of lists, each
-    // repeating most of its parent's rows, and decoding them is CPU work for every core.
-    let read: Vec<_> = futures::stream::iter(lists.iter().map(|path| {
-        let (io, owned) = (io.clone(), path.clone());
-        async move {
-            tokio::spawn(async move { read_manifest_list(&io, Some(owned.as_str())).await })
-                .await
-                .map_err(|e| {
-                    crate::error::Error::invalid_manifest(path, format!("its read failed: {e}"))
-                })?
-        }
-    }))
-    .buffer_unordered(READ_CONCURRENCY)
-    .try_collect()
-    .await?;
-    for manifest in read.into_iter().flatten() {
+    // Each distinct block of the lists decoded once, in tasks: a long history is thousands
+    // of lists, each repeating most of its parent's rows.
+    let read = rows_of_lists(io, &lists).await?;
+    for manifest in read {
         let length = u64::try_from(manifest.manifest_length).unwrap_or(0);
         out.manifests.insert(manifest.manifest_path, length);
     }

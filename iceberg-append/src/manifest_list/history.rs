@@ -1,0 +1,118 @@
+//! The rows of many manifest lists of one table's history, each distinct data block decoded
+//! once.
+//!
+//! A commit's list repeats its parent's rows, and this crate's lists (see the parent module)
+//! carry the parent's blocks over byte for byte: a history of N fast appends holds about N
+//! distinct blocks but N²/2 rows. Expiry's reachability needs every manifest any of them
+//! lists, not which list said so, so it decodes each distinct block once. An Avro block
+//! decodes the same wherever it sits: its rows depend only on the writer schema, the codec,
+//! its row count and its bytes. Lists whose framing, schema or codec this reader does not
+//! take (other writers' odd files) are decoded whole, as before.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use apache_avro::Codec;
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use iceberg_io::FileIo;
+use iceberg_spec::ManifestFile;
+
+use super::decode_manifest_list;
+use crate::avro::{self, blocks, decode};
+use crate::error::{Error, Result};
+
+/// Lists read at once.
+const READ_CONCURRENCY: usize = 16;
+
+/// The distinct blocks of the lists of one writer schema and codec.
+struct Group {
+    schema: Arc<apache_avro::Schema>,
+    codec: Codec,
+    /// By (row count, payload; copied out, so the lists' bytes are not kept), with a path
+    /// that holds each (for errors).
+    blocks: HashMap<(usize, Bytes), String>,
+}
+
+/// Every row of the manifest lists at `paths`, in no particular order; a row that sits in
+/// several distinct blocks comes as often (callers collect them into sets). Memory holds
+/// the distinct blocks and the lists being read, not every list.
+///
+/// # Errors
+/// A list that cannot be read or decoded.
+pub(crate) async fn rows_of_lists(io: &FileIo, paths: &[String]) -> Result<Vec<ManifestFile>> {
+    let reads: Vec<_> = paths
+        .iter()
+        .map(|path| {
+            let (io, path) = (io.clone(), path.clone());
+            async move {
+                let bytes = io.read(&path).await?;
+                Ok::<_, Error>((path, bytes))
+            }
+        })
+        .collect();
+    let mut read = futures::stream::iter(reads).buffered(READ_CONCURRENCY);
+    // `None`: apache-avro refuses the schema or codec, so such lists are decoded whole.
+    let mut groups: HashMap<(String, String), Option<Group>> = HashMap::new();
+    let mut tasks = Vec::new();
+    while let Some((path, bytes)) = read.try_next().await? {
+        let group = blocks::split(bytes.clone()).and_then(|split| {
+            let group = groups
+                .entry((split.schema.clone(), split.codec.clone()))
+                .or_insert_with(|| {
+                    let schema = apache_avro::Schema::parse_str(&split.schema).ok()?;
+                    let codec = Codec::from_str(&split.codec).ok()?;
+                    Some(Group {
+                        schema: Arc::new(schema),
+                        codec,
+                        blocks: HashMap::new(),
+                    })
+                })
+                .as_mut()?;
+            for block in &split.blocks {
+                let key = (block.rows, split.file.slice(block.data.clone()));
+                if !group.blocks.contains_key(&key) {
+                    let owned = Bytes::copy_from_slice(&key.1);
+                    group.blocks.insert((block.rows, owned), path.clone());
+                }
+            }
+            Some(())
+        });
+        if group.is_none() {
+            tasks.push(tokio::spawn(
+                async move { decode_manifest_list(&path, &bytes) },
+            ));
+        }
+    }
+    for group in groups.into_values().flatten() {
+        for ((rows, payload), path) in group.blocks {
+            let (schema, codec) = (group.schema.clone(), group.codec);
+            tasks.push(tokio::spawn(async move {
+                decode_block(&path, &schema, codec, rows, &payload)
+            }));
+        }
+    }
+    let mut out = Vec::new();
+    for task in tasks {
+        let rows = task.await.map_err(|e| {
+            Error::invalid_manifest("<manifest lists>", format!("decoding failed: {e}"))
+        })??;
+        out.extend(rows);
+    }
+    Ok(out)
+}
+
+/// The rows of one data block.
+fn decode_block(
+    path: &str,
+    schema: &apache_avro::Schema,
+    codec: Codec,
+    rows: usize,
+    payload: &[u8],
+) -> Result<Vec<ManifestFile>> {
+    avro::decode_block(path, schema, codec, rows, payload)?
+        .iter()
+        .map(|row| decode::avro_to_manifest_file(row, path))
+        .collect()
+}
