@@ -49,6 +49,19 @@ fn entry() -> ManifestEntry {
     )
 }
 
+/// A v2 data manifest context of `schema` and `spec`, deflated, in one file.
+fn v2_context<'a>(schema: &'a Schema, spec: &'a PartitionSpec) -> ManifestContext<'a> {
+    ManifestContext {
+        version: FormatVersion::V2,
+        schema,
+        spec,
+        codec: iceberg_spec::AvroCodec::Deflate,
+        marker: [1; 16],
+        target_size_bytes: u64::MAX,
+        content: ManifestContent::Data,
+    }
+}
+
 fn partition_fields(schema_json: &str) -> Vec<Value> {
     let v: Value = serde_json::from_str(schema_json).unwrap();
     let data_file = &v["fields"]
@@ -71,15 +84,7 @@ fn partition_fields(schema_json: &str) -> Vec<Value> {
 #[test]
 fn partition_names_are_sanitized_as_java_and_read_back() {
     let (schema, spec) = odd_table();
-    let ctx = ManifestContext {
-        version: FormatVersion::V2,
-        schema: &schema,
-        spec: &spec,
-        codec: iceberg_spec::AvroCodec::Deflate,
-        marker: [1; 16],
-        target_size_bytes: u64::MAX,
-        content: ManifestContent::Data,
-    };
+    let ctx = v2_context(&schema, &spec);
     let encoded = encode_manifests(&ctx, 7, &[entry()], |_| "m.avro".into()).unwrap();
     let bytes = &encoded[0].bytes;
     let raw = raw_schema(bytes);
@@ -207,15 +212,7 @@ async fn manifests_read_at_once_come_back_in_order() {
     let location = format!("file://{}", dir.path().display());
     let io = iceberg_io::FileIo::from_location(&location, &Default::default()).unwrap();
     let (schema, spec) = odd_table();
-    let ctx = ManifestContext {
-        version: FormatVersion::V2,
-        schema: &schema,
-        spec: &spec,
-        codec: iceberg_spec::AvroCodec::Deflate,
-        marker: [1; 16],
-        target_size_bytes: u64::MAX,
-        content: ManifestContent::Data,
-    };
+    let ctx = v2_context(&schema, &spec);
     let mut paths = Vec::new();
     for i in 0..40usize {
         let entries: Vec<ManifestEntry> = (0..(40 - i) * 50)

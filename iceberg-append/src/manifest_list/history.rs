@@ -89,7 +89,10 @@ pub(crate) async fn rows_of_lists(io: &FileIo, paths: &[String]) -> Result<Vec<M
         for ((rows, payload), path) in group.blocks {
             let (schema, codec) = (group.schema.clone(), group.codec);
             tasks.push(tokio::spawn(async move {
-                decode_block(&path, &schema, codec, rows, &payload)
+                avro::decode_block(&path, &schema, codec, rows, &payload)?
+                    .iter()
+                    .map(|row| decode::avro_to_manifest_file(row, &path))
+                    .collect::<Result<Vec<_>>>()
             }));
         }
     }
@@ -101,18 +104,4 @@ pub(crate) async fn rows_of_lists(io: &FileIo, paths: &[String]) -> Result<Vec<M
         out.extend(rows);
     }
     Ok(out)
-}
-
-/// The rows of one data block.
-fn decode_block(
-    path: &str,
-    schema: &apache_avro::Schema,
-    codec: Codec,
-    rows: usize,
-    payload: &[u8],
-) -> Result<Vec<ManifestFile>> {
-    avro::decode_block(path, schema, codec, rows, payload)?
-        .iter()
-        .map(|row| decode::avro_to_manifest_file(row, path))
-        .collect()
 }
