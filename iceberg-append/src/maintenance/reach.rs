@@ -10,11 +10,8 @@ use iceberg_io::FileIo;
 use iceberg_spec::{DataContentType, ManifestStatus, Snapshot};
 
 use crate::error::Result;
-use crate::manifest::read_manifest;
+use crate::manifest::{READ_CONCURRENCY, read_manifest};
 use crate::manifest_list::rows_of_lists;
-
-/// Reads at once when walking manifests and lists.
-pub(crate) const READ_CONCURRENCY: usize = 16;
 
 /// A file a manifest holds live: its content kind and size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

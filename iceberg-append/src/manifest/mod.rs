@@ -202,8 +202,8 @@ pub struct DecodedManifest {
     pub entries: Vec<ManifestEntry>,
 }
 
-/// Manifests [`read_manifests`] reads at once.
-const READ_CONCURRENCY: usize = 16;
+/// Manifests and manifest lists read at once (requests in flight on an object store).
+pub(crate) const READ_CONCURRENCY: usize = 16;
 
 /// Reads and decodes the manifests at `paths`, in their order, [`READ_CONCURRENCY`] at once:
 /// on an object store each read is a request, and reading a merge bin's or a snapshot's

@@ -22,9 +22,7 @@ use iceberg_spec::ManifestFile;
 use super::decode_manifest_list;
 use crate::avro::{self, blocks, decode};
 use crate::error::{Error, Result};
-
-/// Lists read at once.
-const READ_CONCURRENCY: usize = 16;
+use crate::manifest::READ_CONCURRENCY;
 
 /// The distinct blocks of the lists of one writer schema and codec.
 struct Group {
