@@ -61,14 +61,8 @@ impl FileIoReader {
     /// As [`FileIoReader::metadata`]; a Parquet schema with no Arrow equivalent.
     pub async fn has_columns_of(&mut self, schema: &Schema) -> Result<bool> {
         let meta = self.metadata().await?;
-        let file_meta = meta.file_metadata();
-        let file = parquet::arrow::parquet_to_arrow_schema(
-            file_meta.schema_descr(),
-            file_meta.key_value_metadata(),
-        )
-        .map_err(|e| Error::parquet_read(&self.path, e))?;
         let table = crate::to_arrow::arrow_schema(schema)?;
-        Ok(same_columns(file.fields(), table.fields(), true))
+        has_columns(&meta, &self.path, &table)
     }
 
     /// The file's rows as a stream of batches of at most `batch_size` rows.
@@ -93,7 +87,9 @@ impl FileIoReader {
 
 /// Reads the whole Parquet file at `path` in one request and decodes it into batches of at
 /// most `batch_size` rows, in a task of the current runtime: for small files, where the
-/// streamed reader's ranged reads would cost a request per column chunk.
+/// streamed reader's ranged reads would cost a request per column chunk. With `columns_of`,
+/// a file whose columns are not exactly that schema's (as [`FileIoReader::has_columns_of`]
+/// decides, from the footer this read decodes anyway) is not decoded: `None`.
 ///
 /// # Errors
 /// The file cannot be read or is not valid Parquet.
@@ -101,17 +97,26 @@ pub async fn read_whole_file(
     io: &FileIo,
     path: &str,
     batch_size: usize,
-) -> Result<Vec<arrow_array::RecordBatch>> {
+    columns_of: Option<&Schema>,
+) -> Result<Option<Vec<arrow_array::RecordBatch>>> {
+    let table = columns_of.map(crate::to_arrow::arrow_schema).transpose()?;
     let bytes = io.read(path).await?;
     let owned = path.to_string();
-    let decode = move || -> Result<Vec<arrow_array::RecordBatch>> {
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-            .map_err(|e| Error::parquet_read(&owned, e))?
+    let decode = move || -> Result<Option<Vec<arrow_array::RecordBatch>>> {
+        let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .map_err(|e| Error::parquet_read(&owned, e))?;
+        if let Some(table) = &table
+            && !has_columns(builder.metadata(), &owned, table)?
+        {
+            return Ok(None);
+        }
+        let reader = builder
             .with_batch_size(batch_size.max(1))
             .build()
             .map_err(|e| Error::parquet_read(&owned, e))?;
         reader
             .collect::<std::result::Result<Vec<_>, _>>()
+            .map(Some)
             .map_err(|e| Error::arrow("<batch>", e))
     };
     tokio::spawn(async move { decode() })
@@ -119,6 +124,18 @@ pub async fn read_whole_file(
         .map_err(|e| Error::WriterFailed {
             reason: format!("decoding {path} failed: {e}"),
         })?
+}
+
+/// Whether the file at `path` with footer `meta` has exactly the columns of `table` (a table
+/// schema as Arrow); see [`FileIoReader::has_columns_of`].
+fn has_columns(meta: &ParquetMetaData, path: &str, table: &arrow_schema::Schema) -> Result<bool> {
+    let file_meta = meta.file_metadata();
+    let file = parquet::arrow::parquet_to_arrow_schema(
+        file_meta.schema_descr(),
+        file_meta.key_value_metadata(),
+    )
+    .map_err(|e| Error::parquet_read(path, e))?;
+    Ok(same_columns(file.fields(), table.fields(), true))
 }
 
 impl AsyncFileReader for FileIoReader {

@@ -119,8 +119,20 @@ pub(crate) fn split(file: Bytes) -> Option<EncodedBlocks> {
             _ => {}
         }
     }
+    let blocks = data_blocks(&file, header_end)?;
+    Some(EncodedBlocks {
+        schema: String::from_utf8(schema?).ok()?,
+        codec: codec.map_or(Some("null".to_string()), |c| String::from_utf8(c).ok())?,
+        blocks,
+        file,
+    })
+}
+
+/// The data blocks of `file`, whose header ends at `header_end` (see [`header_entries`]),
+/// in file order; `None` when a block is cut short or not followed by the sync marker.
+pub(crate) fn data_blocks(file: &[u8], header_end: usize) -> Option<Vec<Block>> {
     let mut c = Cursor {
-        bytes: &file,
+        bytes: file,
         at: header_end,
     };
     let sync = c.take(16)?;
@@ -135,12 +147,7 @@ pub(crate) fn split(file: Bytes) -> Option<EncodedBlocks> {
         }
         blocks.push(Block { rows, data });
     }
-    Some(EncodedBlocks {
-        schema: String::from_utf8(schema?).ok()?,
-        codec: codec.map_or(Some("null".to_string()), |c| String::from_utf8(c).ok())?,
-        blocks,
-        file,
-    })
+    Some(blocks)
 }
 
 #[cfg(test)]

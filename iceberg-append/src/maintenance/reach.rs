@@ -10,7 +10,7 @@ use iceberg_io::FileIo;
 use iceberg_spec::{DataContentType, ManifestStatus, Snapshot};
 
 use crate::error::Result;
-use crate::manifest::{READ_CONCURRENCY, read_manifest};
+use crate::manifest::{ManifestDecoder, READ_CONCURRENCY, read_manifest};
 use crate::manifest_list::rows_of_lists;
 
 /// A file a manifest holds live: its content kind and size.
@@ -66,9 +66,11 @@ pub(crate) async fn live_files<'a>(
     io: &FileIo,
     paths: impl IntoIterator<Item = &'a String>,
 ) -> Result<BTreeMap<String, LiveFile>> {
+    let decoder = ManifestDecoder::default();
+    let decoder = &decoder;
     let decoded: Vec<Vec<(String, LiveFile)>> =
         futures::stream::iter(paths.into_iter().map(|path| async move {
-            let manifest = read_manifest(io, path).await?;
+            let manifest = read_manifest(io, path, decoder).await?;
             Ok::<_, crate::error::Error>(
                 manifest
                     .entries

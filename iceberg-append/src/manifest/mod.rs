@@ -1,8 +1,10 @@
 //! Manifests: Avro files of manifest entries, one partition spec each.
 //!
 //! [`encode_manifests`] turns entries into one or more manifest files (rolling at the target
-//! size) and the manifest-list rows that describe them; [`decode_manifest`] reads one back.
+//! size) and the manifest-list rows that describe them; [`decode_manifest`] reads one back
+//! (`read.rs`: many at once, each distinct header parsed once).
 
+mod read;
 mod summary;
 
 use iceberg_spec::AvroCodec;
@@ -13,9 +15,11 @@ use iceberg_spec::{
     PartitionSpec, Schema, StructType,
 };
 
-use crate::avro::{self, ContainerWriter, decode, encode};
+use crate::avro::{self, ContainerWriter, encode};
 use crate::error::{Error, Result};
 
+pub use read::decode_manifest;
+pub(crate) use read::{ManifestDecoder, READ_CONCURRENCY, read_manifest, read_manifests};
 pub(crate) use summary::partition_summaries;
 
 /// Everything that decides the bytes of a manifest besides its entries.
@@ -200,98 +204,6 @@ pub struct DecodedManifest {
     pub metadata: HashMap<String, String>,
     /// The entries, with the manifest's spec id on every data file.
     pub entries: Vec<ManifestEntry>,
-}
-
-/// Manifests and manifest lists read at once (requests in flight on an object store).
-pub(crate) const READ_CONCURRENCY: usize = 16;
-
-/// Reads and decodes the manifests at `paths`, in their order, [`READ_CONCURRENCY`] at once:
-/// on an object store each read is a request, and reading a merge bin's or a snapshot's
-/// manifests one after the other would wait out every request's latency in turn.
-///
-/// # Errors
-/// The first manifest that cannot be read or decoded.
-pub(crate) async fn read_manifests<'a>(
-    io: &iceberg_io::FileIo,
-    paths: impl IntoIterator<Item = &'a str>,
-) -> Result<Vec<DecodedManifest>> {
-    use futures::{StreamExt, TryStreamExt};
-    // Owned futures: futures borrowing `io` and the paths inside `buffered` make the callers'
-    // futures fail `Send` for every lifetime (rust-lang/rust#102211).
-    let reads: Vec<_> = paths
-        .into_iter()
-        .map(|path| {
-            let (io, path) = (io.clone(), path.to_string());
-            async move { read_manifest(&io, &path).await }
-        })
-        .collect();
-    futures::stream::iter(reads)
-        .buffered(READ_CONCURRENCY)
-        .try_collect()
-        .await
-}
-
-/// Reads and decodes the manifest at `path`, the decoding in a task of its own: CPU work
-/// other cores take on while the caller reads further manifests.
-///
-/// # Errors
-/// When the file cannot be read or is not a valid manifest.
-pub(crate) async fn read_manifest(io: &iceberg_io::FileIo, path: &str) -> Result<DecodedManifest> {
-    let bytes = io.read(path).await?;
-    let owned = path.to_string();
-    tokio::spawn(async move { decode_manifest(&owned, &bytes) })
-        .await
-        .map_err(|e| Error::invalid_manifest(path, format!("its decoding failed: {e}")))?
-}
-
-/// Decodes a manifest, taking its schema and partition spec from its own metadata.
-///
-/// # Errors
-/// When the file is not a valid manifest.
-pub fn decode_manifest(path: &str, bytes: &[u8]) -> Result<DecodedManifest> {
-    let avro::Container {
-        schema: writer_schema,
-        metadata,
-        rows,
-    } = avro::read_container(path, bytes)?;
-    let schema_text = metadata
-        .get("schema")
-        .ok_or_else(|| Error::invalid_manifest(path, "no `schema` in key-value metadata"))?;
-    let schema_json: serde_json::Value = serde_json::from_str(schema_text)
-        .map_err(|e| Error::invalid_manifest(path, format!("bad `schema` metadata: {e}")))?;
-    let schema = Schema::from_json(&schema_json)?;
-    let spec_id: i32 = metadata
-        .get("partition-spec-id")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let fields_text = metadata.get("partition-spec").ok_or_else(|| {
-        Error::invalid_manifest(path, "no `partition-spec` in key-value metadata")
-    })?;
-    let spec_json = format!(r#"{{"spec-id": {spec_id}, "fields": {fields_text}}}"#);
-    let spec: PartitionSpec = serde_json::from_str(&spec_json).map_err(|e| {
-        Error::invalid_manifest(path, format!("bad `partition-spec` metadata: {e}"))
-    })?;
-    let pt = spec.partition_type(&schema)?;
-    let names = avro::names::partition_field_names(&writer_schema, &pt)
-        .into_iter()
-        .zip(&pt.fields)
-        .map(|(name, f)| {
-            name.ok_or_else(|| {
-                Error::invalid_manifest(
-                    path,
-                    format!(
-                        "partition field `{}` (id {}) is not in the manifest's schema",
-                        f.name, f.id
-                    ),
-                )
-            })
-        })
-        .collect::<Result<Vec<String>>>()?;
-    let entries = rows
-        .iter()
-        .map(|r| decode::avro_to_entry(r, spec_id, &pt, &names, path))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(DecodedManifest { metadata, entries })
 }
 
 #[cfg(test)]

@@ -245,3 +245,90 @@ async fn manifests_read_at_once_come_back_in_order() {
     let err = read_manifests(&io, with_missing).await.unwrap_err();
     assert!(err.to_string().contains("missing.avro"), "{err}");
 }
+
+/// A second spec of [`odd_table`]'s schema: another header for the same table.
+fn bucket_spec(schema: &Schema) -> PartitionSpec {
+    PartitionSpec::builder(schema)
+        .with_spec_id(1)
+        .add("user id", Transform::Bucket(8))
+        .unwrap()
+        .build()
+        .unwrap()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// One decoder shared by manifests of several headers (specs, format versions, codecs;
+    /// manifests of several blocks among them) decodes each exactly as apache-avro's reader
+    /// does the whole file, and parses each distinct header once.
+    #[test]
+    fn manifests_decoded_under_shared_headers_equal_whole_decoding(
+        manifests in proptest::collection::vec(
+            (proptest::bool::ANY, 0usize..3, 0usize..4, proptest::sample::select(vec![0usize, 1, 3, 900]), proptest::num::i64::ANY),
+            1..12,
+        ),
+    ) {
+        use iceberg_spec::AvroCodec;
+        let (schema, odd) = odd_table();
+        let bucket = bucket_spec(&schema);
+        let decoder = ManifestDecoder::default();
+        let mut headers = std::collections::BTreeSet::new();
+        for (i, (bucketed, version, codec, count, seed)) in manifests.into_iter().enumerate() {
+            let version = [FormatVersion::V1, FormatVersion::V2, FormatVersion::V3][version];
+            let codec = [AvroCodec::Deflate, AvroCodec::Snappy, AvroCodec::Zstd, AvroCodec::Uncompressed][codec];
+            let spec = if bucketed { &bucket } else { &odd };
+            let ctx = ManifestContext { version, codec, marker: [i as u8; 16], ..v2_context(&schema, spec) };
+            let entries: Vec<ManifestEntry> = (0..count as i64)
+                .map(|n| {
+                    let mut e = entry();
+                    e.data_file.file_path = format!("f{seed}-{n}.parquet");
+                    e.data_file.record_count = seed.wrapping_add(n).rem_euclid(1 << 40);
+                    e.data_file.spec_id = spec.spec_id();
+                    if bucketed {
+                        e.data_file.partition = vec![Some(Datum::Int(n as i32 % 8))];
+                    } else if n % 2 == 1 {
+                        e.data_file.partition[1] = Some(Datum::Long(seed ^ n));
+                        e.data_file.partition[3] = None;
+                    }
+                    e
+                })
+                .collect();
+            let path = format!("m{i}.avro");
+            for m in encode_manifests(&ctx, 7, &entries, |_| path.clone()).unwrap() {
+                // Decoded under the header, not by the whole-file fallback.
+                let shared = decoder.decode_by_header(&path, &m.bytes).unwrap();
+                let whole = read::decode_whole(&path, &m.bytes).unwrap();
+                proptest::prop_assert_eq!(&shared.metadata, &whole.metadata);
+                proptest::prop_assert_eq!(&shared.entries, &whole.entries);
+                proptest::prop_assert_eq!(&shared.entries, &entries);
+                headers.insert((bucketed, version, format!("{codec:?}")));
+            }
+        }
+        proptest::prop_assert_eq!(decoder.headers_parsed(), headers.len());
+    }
+}
+
+/// A manifest whose blocks do not decode under its header (a payload cut short) is an
+/// error naming it, from the shared decoder as from a whole read.
+#[test]
+fn a_broken_manifest_is_an_error_naming_it() {
+    let (schema, spec) = odd_table();
+    let ctx = ManifestContext {
+        codec: iceberg_spec::AvroCodec::Uncompressed,
+        ..v2_context(&schema, &spec)
+    };
+    let good = encode_manifests(&ctx, 7, &[entry()], |_| "good.avro".into()).unwrap();
+    let bytes = good[0].bytes.clone();
+    let decoder = ManifestDecoder::default();
+    decoder.decode("good.avro", &bytes).unwrap();
+    // The same header, the first block's row count doubled: its payload runs out.
+    let (_, header_end) = crate::avro::blocks::header_entries(&bytes).unwrap();
+    let mut broken = bytes.clone();
+    let count_at = header_end + 16;
+    assert_eq!(broken[count_at], 2, "one row, zig-zag encoded");
+    broken[count_at] = 4;
+    let err = decoder.decode("broken.avro", &broken).unwrap_err();
+    assert!(err.to_string().contains("broken.avro"), "{err}");
+    assert_eq!(decoder.headers_parsed(), 1);
+}

@@ -230,6 +230,52 @@ async fn files_of_another_schema_are_skipped() {
     assert!(report.metadata_location.is_none());
 }
 
+/// Files of another schema are found as the group is read: in a partition with enough
+/// files of the current schema those are compacted and the others kept; a partition left
+/// with one such file is not rewritten, and what was written for it is deleted.
+#[tokio::test]
+async fn files_of_another_schema_are_kept_beside_a_compaction() {
+    let (catalog, mut handle, env) = table(FormatVersion::V2).await;
+    append_small_files(&mut handle, 0..5, "eu").await;
+    append_small_files(&mut handle, 5..9, "us").await;
+    handle
+        .new_transaction()
+        .update_schema(|s| {
+            s.add_column(None, "note", PrimitiveType::String.into(), None)?;
+            Ok(())
+        })
+        .unwrap()
+        .commit()
+        .await
+        .unwrap();
+    handle.refresh().await.unwrap();
+    append_small_files(&mut handle, 10..15, "eu").await;
+    append_small_files(&mut handle, 15..16, "us").await;
+    let io = handle.io().clone();
+    let before = live(&io, handle.metadata()).await;
+    let stored_before = io.list("memory://wh/db/t/data").await.unwrap().len();
+    let report = RewriteDataFiles::new()
+        .commit(catalog.as_ref(), handle.ident(), env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap();
+    assert_eq!(report.skipped_other_schema, 9);
+    assert_eq!((report.groups, report.files_rewritten), (1, 5));
+    assert_eq!(report.files_written, 1);
+    assert_eq!(report.rows, 50);
+    let after = catalog.load_table(handle.ident()).await.unwrap().metadata;
+    let now = live(&io, &after).await;
+    // eu's 5 old files, us's 5 files and the new one.
+    assert_eq!(now.len(), 11);
+    let kept = now.keys().filter(|p| before.contains_key(*p)).count();
+    assert_eq!(kept, 10);
+    let mut expect: Vec<i64> = (0..90).chain(100..160).collect();
+    expect.sort_unstable();
+    assert_eq!(ids(&io, &after).await, expect);
+    // The one file written for `us` was deleted again: only eu's new file is stored.
+    let stored_after = io.list("memory://wh/db/t/data").await.unwrap().len();
+    assert_eq!(stored_after, stored_before + 1);
+}
+
 #[tokio::test]
 async fn of_two_racing_compactions_one_lands_and_the_other_conflicts() {
     let (catalog, mut handle, env) = table(FormatVersion::V2).await;

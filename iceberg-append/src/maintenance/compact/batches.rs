@@ -134,8 +134,9 @@ mod tests {
         gathered.flush().await.unwrap();
         let files = writer.close().await.unwrap();
         assert_eq!(files.len(), 1);
-        let read = read_whole_file(&io, &files[0].file_path, 1 << 20)
+        let read = read_whole_file(&io, &files[0].file_path, 1 << 20, None)
             .await
+            .unwrap()
             .unwrap();
         let ids: Vec<i64> = read
             .iter()

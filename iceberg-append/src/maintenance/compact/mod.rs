@@ -7,9 +7,11 @@
 //!   committed meanwhile still applies to their rows as it did to the old files';
 //! - a file a delete file applies to is left alone and counted (applying deletes while
 //!   compacting is a later step), as is a file whose columns are not exactly the current
-//!   schema's (other field ids or names: written before a schema change, or without ids);
+//!   schema's (other field ids or names: written before a schema change, or without ids),
+//!   found from the footer as the group is read (no request per file to plan);
 //! - a group is rewritten when it has `min_input_files` (5) such files, or two or more that
-//!   together reach the target size;
+//!   together reach the target size (what was written for a group that falls short once
+//!   files of another schema are left out is deleted again);
 //! - the commit fails as a typed [`Error::RewriteConflict`] (its new files deleted) when a
 //!   concurrent commit removed a rewritten file or added a delete file that may apply to
 //!   one; any other concurrent commit (an append) is committed over, as a retry.
@@ -54,9 +56,6 @@ const WHOLE_FILE_BYTES: u64 = 8 << 20;
 
 /// Small files read ahead of the writer.
 const PREFETCH_FILES: usize = 8;
-
-/// Footers read at once when checking files' columns.
-const FOOTER_READS: usize = 16;
 
 /// A compaction (see the module docs).
 #[derive(Debug, Clone)]
@@ -161,35 +160,42 @@ impl RewriteDataFiles {
             .target_file_size_bytes
             .unwrap_or(options.target_file_size_bytes);
         let mut report = CompactionReport::default();
-        let groups = self
-            .plan_groups(&io, meta, &data, &deletes, target, &mut report)
-            .await?;
-        if groups.is_empty() {
-            return Ok(report);
-        }
+        let groups = self.plan_groups(meta, &data, &deletes, target, &mut report);
         let options = options.with_target_file_size_bytes(target);
         let mut written: Vec<DataFile> = Vec::new();
+        let mut removed: Vec<&Live> = Vec::new();
         let total = groups.len();
         for (i, group) in groups.iter().enumerate() {
             on_group(i, total, group.len());
-            match Box::pin(rewrite_group(&io, meta, &options, group)).await {
-                Ok(files) => written.extend(files),
+            let done = match Box::pin(rewrite_group(&io, meta, &options, group)).await {
+                Ok(done) => done,
                 Err(e) => {
                     discard(&io, &written).await;
                     return Err(e);
                 }
+            };
+            report.skipped_other_schema += group.len() - done.rewritten.len();
+            if !self.worth(&done.rewritten, target) {
+                // Too few files were of the current schema after all: not a compaction.
+                discard(&io, &done.written).await;
+                continue;
             }
+            written.extend(done.written);
             report.groups += 1;
-            report.files_rewritten += group.len();
-            report.bytes_rewritten += group.iter().map(|l| size(&l.file)).sum::<u64>();
-            report.rows += group
+            report.files_rewritten += done.rewritten.len();
+            report.bytes_rewritten += done.rewritten.iter().map(|l| size(&l.file)).sum::<u64>();
+            report.rows += done
+                .rewritten
                 .iter()
                 .map(|l| u64::try_from(l.file.record_count).unwrap_or(0))
                 .sum::<u64>();
+            removed.extend(done.rewritten);
+        }
+        if removed.is_empty() {
+            return Ok(report);
         }
         report.files_written = written.len();
         report.bytes_written = written.iter().map(size).sum();
-        let removed: Vec<&Live> = groups.iter().flatten().collect();
         let inputs = Rewritten {
             removed: &removed,
             written: &written,
@@ -204,83 +210,77 @@ impl RewriteDataFiles {
         result.map(|()| report)
     }
 
-    /// The groups to rewrite: small files of one (spec, partition), without deletes, written
-    /// with the current schema.
-    async fn plan_groups(
+    /// Whether rewriting `files` (of one partition) is worth a commit: `min_input_files`
+    /// of them, or two or more that together reach the target size.
+    fn worth(&self, files: &[&Live], target: u64) -> bool {
+        files.len() >= self.min_input_files
+            || (files.len() >= 2 && files.iter().map(|l| size(&l.file)).sum::<u64>() >= target)
+    }
+
+    /// The groups to rewrite: small files of one (spec, partition), without deletes. Whether
+    /// their columns are the current schema's is checked as they are read (from the footer
+    /// the read decodes anyway: no request per file here).
+    fn plan_groups<'a>(
         &self,
-        io: &FileIo,
         meta: &TableMetadata,
-        data: &[Live],
+        data: &'a [Live],
         deletes: &[DataFile],
         target: u64,
         report: &mut CompactionReport,
-    ) -> Result<Vec<Vec<Live>>> {
+    ) -> Vec<Vec<&'a Live>> {
         let small = target.saturating_mul(3) / 4;
-        let schema = meta.current_schema()?;
         let deleted_partitions = delete_partitions(meta, deletes);
-        let mut by_partition: BTreeMap<(i32, String), Vec<Live>> = BTreeMap::new();
+        let mut by_partition: BTreeMap<(i32, String), Vec<&Live>> = BTreeMap::new();
         for live in data.iter().filter(|l| size(&l.file) < small) {
             if deleted_partitions.applies_to(&live.file) {
                 report.skipped_with_deletes += 1;
                 continue;
             }
             let key = (live.file.spec_id, partition_key(&live.file.partition));
-            by_partition.entry(key).or_default().push(live.clone());
+            by_partition.entry(key).or_default().push(live);
         }
-        let mut groups = Vec::new();
-        for (_, candidates) in by_partition {
-            let worth = |files: &[Live]| {
-                files.len() >= self.min_input_files
-                    || (files.len() >= 2
-                        && files.iter().map(|l| size(&l.file)).sum::<u64>() >= target)
-            };
-            if !worth(&candidates) {
-                continue;
-            }
-            // Footers read a few at a time, in order.
-            let checks: Vec<bool> = futures::stream::iter(candidates.iter().map(|live| async {
-                FileIoReader::new(io, &live.file.file_path)
-                    .has_columns_of(schema)
-                    .await
-            }))
-            .buffered(FOOTER_READS)
-            .try_collect()
-            .await?;
-            let mut same_schema = Vec::with_capacity(candidates.len());
-            for (live, same) in candidates.into_iter().zip(checks) {
-                if same {
-                    same_schema.push(live);
-                } else {
-                    report.skipped_other_schema += 1;
-                }
-            }
-            if worth(&same_schema) {
-                groups.push(same_schema);
-            }
-        }
-        Ok(groups)
+        by_partition
+            .into_values()
+            .filter(|files| self.worth(files, target))
+            .collect()
     }
+}
+
+/// What the rewrite of one group did.
+struct GroupRewrite<'a> {
+    /// The data files written.
+    written: Vec<DataFile>,
+    /// The group's files whose rows they hold (those of the current schema).
+    rewritten: Vec<&'a Live>,
 }
 
 /// Reads the files of `group` and writes their rows as new data files of the table. Small
 /// files are read whole, a few ahead of the writer (their requests and decoding overlap the
 /// encoding); larger ones are streamed with ranged reads.
-async fn rewrite_group(
+async fn rewrite_group<'a>(
     io: &FileIo,
     meta: &TableMetadata,
     options: &iceberg_write::WriteOptions,
-    group: &[Live],
-) -> Result<Vec<DataFile>> {
+    group: &[&'a Live],
+) -> Result<GroupRewrite<'a>> {
+    let schema = meta.current_schema()?;
     let mut writer = DataFileWriter::new(
         io,
         &meta.location,
-        meta.current_schema()?,
+        schema,
         meta.default_spec()?,
         None,
         options,
     )?;
-    match write_group(io, &mut writer, group).await {
-        Ok(()) => Ok(writer.close().await?),
+    match write_group(io, &mut writer, schema, group).await {
+        Ok(taken) => Ok(GroupRewrite {
+            written: writer.close().await?,
+            rewritten: group
+                .iter()
+                .zip(taken)
+                .filter_map(|(l, t)| t.then_some(*l))
+                .collect(),
+        }),
         Err(e) => {
             let _ = writer.abort().await;
             Err(e)
@@ -288,27 +288,39 @@ async fn rewrite_group(
     }
 }
 
-async fn write_group(io: &FileIo, writer: &mut DataFileWriter, group: &[Live]) -> Result<()> {
+/// Writes the rows of `group`'s files of `schema`'s columns; whether each file was taken.
+async fn write_group(
+    io: &FileIo,
+    writer: &mut DataFileWriter,
+    schema: &iceberg_spec::Schema,
+    group: &[&Live],
+) -> Result<Vec<bool>> {
     let mut out = Gathered::new(writer);
+    let mut taken = Vec::with_capacity(group.len());
     let mut i = 0;
     while i < group.len() {
         if size(&group[i].file) > WHOLE_FILE_BYTES {
-            let stream = FileIoReader::new(io, &group[i].file.file_path)
-                .into_stream(READ_BATCH_ROWS)
-                .await?;
-            let mut stream = Box::pin(stream);
+            let path = &group[i].file.file_path;
+            let mut reader = FileIoReader::new(io, path);
+            let same = reader.has_columns_of(schema).await?;
+            taken.push(same);
+            i += 1;
+            if !same {
+                continue;
+            }
+            // The footer just read serves the stream too.
+            let mut stream = Box::pin(reader.into_stream(READ_BATCH_ROWS).await?);
             while let Some(batch) =
                 stream
                     .try_next()
                     .await
                     .map_err(|e| iceberg_write::Error::ParquetRead {
-                        path: group[i].file.file_path.clone(),
+                        path: path.clone(),
                         source: e,
                     })?
             {
                 out.write(batch).await?;
             }
-            i += 1;
             continue;
         }
         // The run of small files from here, read whole and in order, a few at a time.
@@ -316,19 +328,25 @@ async fn write_group(io: &FileIo, writer: &mut DataFileWriter, group: &[Live]) -
             .iter()
             .position(|l| size(&l.file) > WHOLE_FILE_BYTES)
             .map_or(group.len(), |p| i + p);
-        let mut reads =
-            futures::stream::iter(group[i..end].iter().map(|l| {
-                iceberg_write::read::read_whole_file(io, &l.file.file_path, READ_BATCH_ROWS)
-            }))
-            .buffered(PREFETCH_FILES);
+        let mut reads = futures::stream::iter(group[i..end].iter().map(|l| {
+            iceberg_write::read::read_whole_file(
+                io,
+                &l.file.file_path,
+                READ_BATCH_ROWS,
+                Some(schema),
+            )
+        }))
+        .buffered(PREFETCH_FILES);
         while let Some(batches) = reads.try_next().await? {
-            for batch in batches {
+            taken.push(batches.is_some());
+            for batch in batches.into_iter().flatten() {
                 out.write(batch).await?;
             }
         }
         i = end;
     }
-    out.flush().await
+    out.flush().await?;
+    Ok(taken)
 }
 
 /// Decoded manifests by path, read once per compaction (a manifest never changes).
