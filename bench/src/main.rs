@@ -74,6 +74,10 @@ struct Cli {
     /// `maintenance`: rows per append.
     #[arg(long, default_value_t = 1_000)]
     rows_per_append: usize,
+    /// `maintenance`: run on an in-memory store whose requests take this long during the
+    /// maintenance steps (an object store's latency); 0 runs on local disk.
+    #[arg(long, default_value_t = 0)]
+    store_latency_ms: u64,
     /// Scratch folder (default `<workspace>/target/bench-tmp`).
     #[arg(long)]
     work_dir: Option<PathBuf>,
@@ -203,11 +207,13 @@ async fn run(cli: Cli) -> Result<(), Box<dyn Error + Send + Sync>> {
     }
     if matches!(cli.which, Which::All | Which::Maintenance) {
         println!("\n## maintenance (issue 20)\n");
-        maintenance::run(&maintenance::MaintenanceArgs {
+        Box::pin(maintenance::run(&maintenance::MaintenanceArgs {
             work_dir: work_dir.clone(),
             appends: cli.appends.max(1),
             rows_per_append: cli.rows_per_append.max(1),
-        })
+            latency: (cli.store_latency_ms > 0)
+                .then(|| std::time::Duration::from_millis(cli.store_latency_ms)),
+        }))
         .await?;
     }
     if matches!(cli.which, Which::All | Which::Sql) {

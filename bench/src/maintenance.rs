@@ -17,6 +17,8 @@ use iceberg_append::{
     SystemEnvironment, TableCreation, TableHandle, TableIdent, read_manifest_list,
 };
 use iceberg_io::FileIo;
+use iceberg_io::object_store::memory::InMemory;
+use iceberg_io::testing::FaultInjectingStore;
 
 use crate::measure::{median, mib, ms};
 use iceberg_testing::events as data;
@@ -29,6 +31,10 @@ pub(crate) struct MaintenanceArgs {
     pub(crate) work_dir: PathBuf,
     pub(crate) appends: usize,
     pub(crate) rows_per_append: usize,
+    /// Run on an in-memory store that delays every request by this much during the
+    /// maintenance steps and the fresh write (the appends and append probes run without it):
+    /// an object store's latency, which local disk does not show.
+    pub(crate) latency: Option<Duration>,
 }
 
 /// Appends timed at each point (the median is reported).
@@ -91,8 +97,20 @@ pub(crate) async fn run(args: &MaintenanceArgs) -> Result<(), BoxError> {
         std::fs::remove_dir_all(&dir)?;
     }
     std::fs::create_dir_all(&dir)?;
-    let location = format!("file://{}", dir.display());
-    let io = FileIo::from_location(&location, &HashMap::new())?;
+    // With a latency: an in-memory store behind the fault-injecting wrapper, whose latency
+    // is switched on for the maintenance steps only.
+    let (location, io, slow) = match args.latency {
+        None => {
+            let location = format!("file://{}", dir.display());
+            let io = FileIo::from_location(&location, &HashMap::new())?;
+            (location, io, None)
+        }
+        Some(_) => {
+            let store = FaultInjectingStore::new(Arc::new(InMemory::new()));
+            let io = FileIo::with_store("memory://bench", Arc::new(store.clone()));
+            ("memory://bench/stream".to_string(), io, Some(store))
+        }
+    };
     let catalog: Arc<dyn Catalog> = Arc::new(InMemoryCatalog::new(
         io.clone(),
         Arc::new(SystemEnvironment),
@@ -131,6 +149,9 @@ pub(crate) async fn run(args: &MaintenanceArgs) -> Result<(), BoxError> {
     let after_appends = append_latency(&mut handle, &probe).await?;
     let before = shape(&handle).await?;
 
+    if let (Some(store), Some(latency)) = (&slow, args.latency) {
+        store.set_latency(latency);
+    }
     let t = Instant::now();
     let compacted = RewriteDataFiles::new()
         .commit(catalog.as_ref(), &ident, &SystemEnvironment, |_, _, _| {})
@@ -147,6 +168,9 @@ pub(crate) async fn run(args: &MaintenanceArgs) -> Result<(), BoxError> {
         .commit(catalog.as_ref(), &ident, &SystemEnvironment)
         .await?;
     let expire_time = t.elapsed();
+    if let Some(store) = &slow {
+        store.clear_faults();
+    }
     handle.refresh().await?;
     let after = shape(&handle).await?;
     let after_maintenance = append_latency(&mut handle, &probe).await?;
@@ -155,13 +179,24 @@ pub(crate) async fn run(args: &MaintenanceArgs) -> Result<(), BoxError> {
     let fresh_dir = args.work_dir.join("maintenance-fresh");
     let _ = std::fs::remove_dir_all(&fresh_dir);
     std::fs::create_dir_all(&fresh_dir)?;
-    let fresh_io =
-        FileIo::from_location(&format!("file://{}", fresh_dir.display()), &HashMap::new())?;
+    let (fresh_location, fresh_io) = match args.latency {
+        None => {
+            let location = format!("file://{}", fresh_dir.display());
+            let io = FileIo::from_location(&location, &HashMap::new())?;
+            (location, io)
+        }
+        Some(latency) => {
+            let store = FaultInjectingStore::new(Arc::new(InMemory::new()));
+            store.set_latency(latency);
+            let io = FileIo::with_store("memory://fresh", Arc::new(store));
+            ("memory://fresh/t".to_string(), io)
+        }
+    };
     let meta = handle.metadata();
     let t = Instant::now();
     let fresh = iceberg_write::write_data_files(
         &fresh_io,
-        &format!("file://{}", fresh_dir.display()),
+        &fresh_location,
         &all,
         meta.current_schema()?,
         meta.default_spec()?,
@@ -171,6 +206,13 @@ pub(crate) async fn run(args: &MaintenanceArgs) -> Result<(), BoxError> {
     .await?;
     let fresh_time = t.elapsed();
 
+    if let Some(latency) = args.latency {
+        println!(
+            "Store: in memory, every request of the maintenance steps and the fresh write \
+             delayed by {} ms.\n",
+            latency.as_millis()
+        );
+    }
     println!(
         "{} fast appends of {} rows ({:.1} s, {:.1} ms each on average), then compact, \
          rewrite-manifests and expire:\n",

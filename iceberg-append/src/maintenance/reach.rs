@@ -10,7 +10,7 @@ use iceberg_io::FileIo;
 use iceberg_spec::{DataContentType, ManifestStatus, Snapshot};
 
 use crate::error::Result;
-use crate::manifest::{ManifestDecoder, READ_CONCURRENCY, read_manifest};
+use crate::manifest::{MANIFEST_READS, ManifestDecoder, read_manifest};
 use crate::manifest_list::rows_of_lists;
 
 /// A file a manifest holds live: its content kind and size.
@@ -86,7 +86,7 @@ pub(crate) async fn live_files<'a>(
                     .collect(),
             )
         }))
-        .buffer_unordered(READ_CONCURRENCY)
+        .buffer_unordered(MANIFEST_READS)
         .try_collect()
         .await?;
     Ok(decoded.into_iter().flatten().collect())

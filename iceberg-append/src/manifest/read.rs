@@ -20,10 +20,17 @@ use super::DecodedManifest;
 use crate::avro::{self, blocks, decode};
 use crate::error::{Error, Result};
 
-/// Manifests and manifest lists read at once (requests in flight on an object store).
+/// Manifest lists read at once (requests in flight on an object store): a long history's
+/// lists can be tens of MB each.
 pub(crate) const READ_CONCURRENCY: usize = 16;
 
-/// Reads and decodes the manifests at `paths`, in their order, [`READ_CONCURRENCY`] at once:
+/// Manifests read at once. A streaming table's snapshot lists thousands of manifests of a
+/// few KB, so each read is mostly a request's latency: 64 at once bring 2,032 manifests
+/// behind 20 ms requests from 2.5 s to about 0.7 s. Raw bytes in flight stay below what the
+/// decoded entries, which the callers keep, take anyway.
+pub(crate) const MANIFEST_READS: usize = 64;
+
+/// Reads and decodes the manifests at `paths`, in their order, [`MANIFEST_READS`] at once:
 /// on an object store each read is a request, and reading a merge bin's or a snapshot's
 /// manifests one after the other would wait out every request's latency in turn.
 ///
@@ -45,7 +52,7 @@ pub(crate) async fn read_manifests<'a>(
         })
         .collect();
     futures::stream::iter(reads)
-        .buffered(READ_CONCURRENCY)
+        .buffered(MANIFEST_READS)
         .try_collect()
         .await
 }

@@ -203,9 +203,9 @@ fn raw_schema(bytes: &[u8]) -> String {
     panic!("no schema in header")
 }
 
-/// Manifests read 16 at a time come back in the order asked for (more of them than are read
-/// at once, the larger ones first so that later ones finish first), and a missing one fails
-/// the read naming its path.
+/// Manifests read [`MANIFEST_READS`] at a time come back in the order asked for (more of
+/// them than are read at once, the larger ones first so that later ones finish first), and
+/// a missing one fails the read naming its path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manifests_read_at_once_come_back_in_order() {
     let dir = tempfile::tempdir().unwrap();
@@ -214,8 +214,8 @@ async fn manifests_read_at_once_come_back_in_order() {
     let (schema, spec) = odd_table();
     let ctx = v2_context(&schema, &spec);
     let mut paths = Vec::new();
-    for i in 0..40usize {
-        let entries: Vec<ManifestEntry> = (0..(40 - i) * 50)
+    for i in 0..100usize {
+        let entries: Vec<ManifestEntry> = (0..(100 - i) * 8)
             .map(|n| {
                 let mut e = entry();
                 e.data_file.file_path = format!("m{i}-f{n}.parquet");
@@ -229,12 +229,13 @@ async fn manifests_read_at_once_come_back_in_order() {
             .unwrap();
         paths.push(path);
     }
+    assert!(paths.len() > MANIFEST_READS);
     let read = read_manifests(&io, paths.iter().map(String::as_str))
         .await
         .unwrap();
     assert_eq!(read.len(), paths.len());
     for (i, manifest) in read.iter().enumerate() {
-        assert_eq!(manifest.entries.len(), (40 - i) * 50);
+        assert_eq!(manifest.entries.len(), (100 - i) * 8);
         assert_eq!(
             manifest.entries[0].data_file.file_path,
             format!("m{i}-f0.parquet")

@@ -100,6 +100,21 @@ fn batch(ids: std::ops::Range<i64>, region: &str) -> RecordBatch {
     RecordBatch::try_new(Arc::new(schema), columns).unwrap()
 }
 
+/// Adds an optional `note` column: files written before it have other columns.
+async fn add_note_column(handle: &mut TableHandle) {
+    handle
+        .new_transaction()
+        .update_schema(|s| {
+            s.add_column(None, "note", PrimitiveType::String.into(), None)?;
+            Ok(())
+        })
+        .unwrap()
+        .commit()
+        .await
+        .unwrap();
+    handle.refresh().await.unwrap();
+}
+
 /// Live data files of the current snapshot: path -> (region, data sequence number).
 async fn live(io: &FileIo, meta: &TableMetadata) -> BTreeMap<String, (String, Option<i64>)> {
     let mut out = BTreeMap::new();
@@ -212,16 +227,7 @@ async fn small_files_of_each_partition_become_one_and_keep_every_row() {
 async fn files_of_another_schema_are_skipped() {
     let (catalog, mut handle, env) = table(FormatVersion::V2).await;
     append_small_files(&mut handle, 0..5, "eu").await;
-    handle
-        .new_transaction()
-        .update_schema(|s| {
-            s.add_column(None, "note", PrimitiveType::String.into(), None)?;
-            Ok(())
-        })
-        .unwrap()
-        .commit()
-        .await
-        .unwrap();
+    add_note_column(&mut handle).await;
     let report = RewriteDataFiles::new()
         .commit(catalog.as_ref(), handle.ident(), env.as_ref(), |_, _, _| {})
         .await
@@ -238,17 +244,7 @@ async fn files_of_another_schema_are_kept_beside_a_compaction() {
     let (catalog, mut handle, env) = table(FormatVersion::V2).await;
     append_small_files(&mut handle, 0..5, "eu").await;
     append_small_files(&mut handle, 5..9, "us").await;
-    handle
-        .new_transaction()
-        .update_schema(|s| {
-            s.add_column(None, "note", PrimitiveType::String.into(), None)?;
-            Ok(())
-        })
-        .unwrap()
-        .commit()
-        .await
-        .unwrap();
-    handle.refresh().await.unwrap();
+    add_note_column(&mut handle).await;
     append_small_files(&mut handle, 10..15, "eu").await;
     append_small_files(&mut handle, 15..16, "us").await;
     let io = handle.io().clone();

@@ -75,6 +75,21 @@ fn arrow_error(source: arrow_schema::ArrowError) -> crate::error::Error {
     .into()
 }
 
+/// The `Int64` values of the first column of `batches`, in order (for tests).
+#[cfg(test)]
+pub(super) fn first_column_longs(batches: &[RecordBatch]) -> Vec<i64> {
+    use arrow_array::cast::AsArray;
+    batches
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_primitive::<arrow_array::types::Int64Type>()
+                .values()
+                .to_vec()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -138,17 +153,6 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        let ids: Vec<i64> = read
-            .iter()
-            .flat_map(|b| {
-                b.column(0)
-                    .as_any()
-                    .downcast_ref::<Int64Array>()
-                    .unwrap()
-                    .values()
-                    .to_vec()
-            })
-            .collect();
-        assert_eq!(ids, (0..next).collect::<Vec<_>>());
+        assert_eq!(first_column_longs(&read), (0..next).collect::<Vec<_>>());
     }
 }

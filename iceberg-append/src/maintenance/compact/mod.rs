@@ -25,7 +25,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use iceberg_io::FileIo;
 use iceberg_spec::{
     DataContentType, DataFile, Datum, FormatVersion, ManifestEntry, ManifestFile, ManifestStatus,
@@ -36,9 +36,11 @@ use iceberg_write::read::FileIoReader;
 
 mod batches;
 mod commit;
+mod read_ahead;
 
 use self::batches::{Gathered, READ_BATCH_ROWS};
 use self::commit::{Rewritten, commit_rewrite};
+use self::read_ahead::ReadAhead;
 use crate::append::read_manifest_list;
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
@@ -50,12 +52,9 @@ use crate::merge::inherit;
 /// Default files a partition needs to be compacted (Java's `min-input-files`).
 pub const DEFAULT_MIN_INPUT_FILES: usize = 5;
 
-/// Files up to this size are read whole in one request (and a few ahead); larger ones are
-/// streamed.
+/// Files up to this size are read whole in one request (many ahead, `read_ahead.rs`);
+/// larger ones are streamed.
 const WHOLE_FILE_BYTES: u64 = 8 << 20;
-
-/// Small files read ahead of the writer.
-const PREFETCH_FILES: usize = 8;
 
 /// A compaction (see the module docs).
 #[derive(Debug, Clone)]
@@ -255,7 +254,7 @@ struct GroupRewrite<'a> {
 }
 
 /// Reads the files of `group` and writes their rows as new data files of the table. Small
-/// files are read whole, a few ahead of the writer (their requests and decoding overlap the
+/// files are read whole, many ahead of the writer (their requests and decoding overlap the
 /// encoding); larger ones are streamed with ranged reads.
 async fn rewrite_group<'a>(
     io: &FileIo,
@@ -323,21 +322,18 @@ async fn write_group(
             }
             continue;
         }
-        // The run of small files from here, read whole and in order, a few at a time.
+        // The run of small files from here, read whole and in order, many ahead.
         let end = group[i..]
             .iter()
             .position(|l| size(&l.file) > WHOLE_FILE_BYTES)
             .map_or(group.len(), |p| i + p);
-        let mut reads = futures::stream::iter(group[i..end].iter().map(|l| {
-            iceberg_write::read::read_whole_file(
-                io,
-                &l.file.file_path,
-                READ_BATCH_ROWS,
-                Some(schema),
-            )
-        }))
-        .buffered(PREFETCH_FILES);
-        while let Some(batches) = reads.try_next().await? {
+        let run = group[i..end]
+            .iter()
+            .map(|l| (l.file.file_path.clone(), size(&l.file)))
+            .collect();
+        let mut reads = ReadAhead::new(io, schema, run);
+        while let Some(batches) = reads.next().await {
+            let batches = batches?;
             taken.push(batches.is_some());
             for batch in batches.into_iter().flatten() {
                 out.write(batch).await?;
