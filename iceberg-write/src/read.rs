@@ -114,10 +114,11 @@ pub async fn read_whole_file(
             .with_batch_size(batch_size.max(1))
             .build()
             .map_err(|e| Error::parquet_read(&owned, e))?;
+        // A page that does not decode is the file's fault: the error names it.
         reader
             .collect::<std::result::Result<Vec<_>, _>>()
             .map(Some)
-            .map_err(|e| Error::arrow("<batch>", e))
+            .map_err(|e| Error::parquet_read(&owned, e.into()))
     };
     tokio::spawn(async move { decode() })
         .await
@@ -193,5 +194,68 @@ fn same_field(a: &arrow_schema::Field, b: &arrow_schema::Field, named: bool) -> 
             DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..),
         ) => false,
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch};
+    use iceberg_spec::{NestedField, PrimitiveType, Type};
+
+    use super::*;
+
+    fn schema(id: i32) -> Schema {
+        let field = NestedField::optional(id, "id", Type::Primitive(PrimitiveType::Long));
+        Schema::new(0, vec![field]).unwrap()
+    }
+
+    /// A Parquet file of `schema`'s columns holding `0..n`, stored at `path`.
+    async fn put_file(io: &FileIo, path: &str, schema: &Schema, n: i64) -> Vec<u8> {
+        let arrow = Arc::new(crate::to_arrow::arrow_schema(schema).unwrap());
+        let batch = RecordBatch::try_new(
+            arrow.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(0..n))],
+        )
+        .unwrap();
+        let mut bytes = Vec::new();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, arrow, None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        io.put(path, bytes.clone().into()).await.unwrap();
+        bytes
+    }
+
+    /// A whole-file read gives the rows, `None` for a file of other columns (by field id),
+    /// and names the file whose pages do not decode.
+    #[tokio::test]
+    async fn whole_file_reads_check_columns_and_name_broken_files() {
+        let io = FileIo::memory();
+        let (ours, other) = (schema(1), schema(2));
+        put_file(&io, "memory://wh/a.parquet", &ours, 100).await;
+        let read = read_whole_file(&io, "memory://wh/a.parquet", 30, Some(&ours))
+            .await
+            .unwrap()
+            .unwrap();
+        let rows: Vec<usize> = read.iter().map(RecordBatch::num_rows).collect();
+        assert_eq!(rows, [30, 30, 30, 10]);
+        assert!(
+            read_whole_file(&io, "memory://wh/a.parquet", 30, Some(&other))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let mut broken = put_file(&io, "memory://wh/b.parquet", &ours, 100).await;
+        // The first page's header, right after the magic.
+        broken[4..20].fill(0xFF);
+        io.put("memory://wh/b.parquet", broken.into())
+            .await
+            .unwrap();
+        let err = read_whole_file(&io, "memory://wh/b.parquet", 30, None)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("b.parquet"), "{err}");
     }
 }

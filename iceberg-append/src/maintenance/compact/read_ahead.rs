@@ -34,8 +34,8 @@ pub(super) struct ReadAhead {
     schema: Arc<Schema>,
     /// Files not started yet: path and size, in order.
     files: VecDeque<(String, u64)>,
-    /// Reads started, in order, with their files' sizes.
-    pending: VecDeque<(u64, JoinHandle<Read>)>,
+    /// Reads started, in order, with their files' paths and sizes.
+    pending: VecDeque<(String, u64, JoinHandle<Read>)>,
     /// Bytes of the files in `pending`.
     bytes: u64,
 }
@@ -58,11 +58,11 @@ impl ReadAhead {
     /// The file cannot be read or is not valid Parquet.
     pub(super) async fn next(&mut self) -> Option<Read> {
         self.start_reads();
-        let (bytes, read) = self.pending.pop_front()?;
+        let (path, bytes, read) = self.pending.pop_front()?;
         self.bytes -= bytes;
         let result = read.await.unwrap_or_else(|e| {
             Err(iceberg_write::Error::WriterFailed {
-                reason: format!("reading a file to compact failed: {e}"),
+                reason: format!("reading {path} to compact it failed: {e}"),
             })
         });
         // Top up at once, so the next reads wait on the store while the writer encodes.
@@ -82,13 +82,13 @@ impl ReadAhead {
             let Some((path, size)) = self.files.pop_front() else {
                 return;
             };
-            let (io, schema) = (self.io.clone(), self.schema.clone());
+            let (io, schema, file) = (self.io.clone(), self.schema.clone(), path.clone());
             let read = tokio::spawn(async move {
-                iceberg_write::read::read_whole_file(&io, &path, READ_BATCH_ROWS, Some(&schema))
+                iceberg_write::read::read_whole_file(&io, &file, READ_BATCH_ROWS, Some(&schema))
                     .await
             });
             self.bytes += size;
-            self.pending.push_back((size, read));
+            self.pending.push_back((path, size, read));
         }
     }
 }
@@ -96,7 +96,7 @@ impl ReadAhead {
 impl Drop for ReadAhead {
     /// Reads no one will take (the compaction failed) stop, rather than finish for nothing.
     fn drop(&mut self) {
-        for (_, read) in &self.pending {
+        for (_, _, read) in &self.pending {
             read.abort();
         }
     }
