@@ -100,6 +100,10 @@ pub struct Op {
     pub path: String,
 }
 
+/// Keys a stream of deletes sends per request under [`FaultInjectingStore::set_latency`]:
+/// S3's DeleteObjects limit.
+pub const DELETES_PER_REQUEST: usize = 1000;
+
 /// An [`ObjectStore`] wrapper that records operations and injects put failures and latency.
 ///
 /// Clones share recording and faults: keep one clone to arm faults and inspect
@@ -232,7 +236,8 @@ impl FaultInjectingStore {
         }
     }
 
-    /// Delays every operation by `latency`.
+    /// Delays every operation by `latency` (a stream of deletes once per
+    /// [`DELETES_PER_REQUEST`] keys).
     pub fn set_latency(&self, latency: Duration) {
         self.faults().latency = latency;
     }
@@ -454,14 +459,21 @@ impl ObjectStore for FaultInjectingStore {
         // Operation numbers of the deletes sent, matched in order to the store's answers.
         let sent = Arc::new(Mutex::new(std::collections::VecDeque::new()));
         let queue = Arc::clone(&sent);
+        let mut position = 0usize;
         let recorded = locations
             .then(move |location| {
                 let (shared, queue) = (Arc::clone(&shared), Arc::clone(&queue));
+                // One latency per request of up to `DELETES_PER_REQUEST` keys, as S3's
+                // DeleteObjects (and object_store's S3 `delete_stream`) batches them.
+                let starts_request = position.is_multiple_of(DELETES_PER_REQUEST);
+                position += 1;
                 async move {
                     if let Ok(path) = &location {
                         let n = shared.record(OpKind::Delete, path);
                         lock(&queue).push_back(n);
-                        shared.delay().await;
+                        if starts_request {
+                            shared.delay().await;
+                        }
                         // A delete failed before the store is not sent: the store passes
                         // the error back in its place.
                         shared.fail_before(n, path)?;

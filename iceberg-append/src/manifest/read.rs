@@ -20,10 +20,6 @@ use super::DecodedManifest;
 use crate::avro::{self, blocks, decode};
 use crate::error::{Error, Result};
 
-/// Manifest lists read at once (requests in flight on an object store): a long history's
-/// lists can be tens of MB each.
-pub(crate) const READ_CONCURRENCY: usize = 16;
-
 /// Manifests read at once. A streaming table's snapshot lists thousands of manifests of a
 /// few KB, so each read is mostly a request's latency: 64 at once bring 2,032 manifests
 /// behind 20 ms requests from 2.5 s to about 0.7 s. Raw bytes in flight stay below what the

@@ -15,14 +15,33 @@ use std::sync::Arc;
 
 use apache_avro::Codec;
 use bytes::Bytes;
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
+use futures::stream::FuturesUnordered;
 use iceberg_io::FileIo;
 use iceberg_spec::ManifestFile;
 
 use super::decode_manifest_list;
 use crate::avro::{self, blocks, decode};
 use crate::error::{Error, Result};
-use crate::manifest::READ_CONCURRENCY;
+
+/// Manifest lists read at once at most: on an object store each is a request, and a
+/// streaming table's history is thousands of small lists.
+const LIST_READS: usize = 64;
+
+/// Lists read at once until one list's size is known.
+const FIRST_LIST_READS: usize = 16;
+
+/// The bytes the lists being read may hold together, judged by the largest list read so
+/// far: a long history of a table with many manifests has lists of tens of MB each.
+const LIST_READ_BYTES: usize = 64 << 20;
+
+/// How many lists to keep in flight once the largest read so far has `largest` bytes.
+fn list_reads(largest: usize) -> usize {
+    if largest == 0 {
+        return FIRST_LIST_READS;
+    }
+    (LIST_READ_BYTES / largest).clamp(1, LIST_READS)
+}
 
 /// The distinct blocks of the lists of one writer schema and codec.
 struct Group {
@@ -40,21 +59,29 @@ struct Group {
 /// # Errors
 /// A list that cannot be read or decoded.
 pub(crate) async fn rows_of_lists(io: &FileIo, paths: &[String]) -> Result<Vec<ManifestFile>> {
-    let reads: Vec<_> = paths
-        .iter()
-        .map(|path| {
-            let (io, path) = (io.clone(), path.clone());
-            async move {
-                let bytes = io.read(&path).await?;
-                Ok::<_, Error>((path, bytes))
-            }
-        })
-        .collect();
-    let mut read = futures::stream::iter(reads).buffered(READ_CONCURRENCY);
+    let read = |path: &String| {
+        let (io, path) = (io.clone(), path.clone());
+        async move {
+            let bytes = io.read(&path).await?;
+            Ok::<_, Error>((path, bytes))
+        }
+    };
+    let mut pending = paths.iter();
+    let mut in_flight = FuturesUnordered::new();
+    let mut largest = 0;
     // `None`: apache-avro refuses the schema or codec, so such lists are decoded whole.
     let mut groups: HashMap<(String, String), Option<Group>> = HashMap::new();
     let mut tasks = Vec::new();
-    while let Some((path, bytes)) = read.try_next().await? {
+    loop {
+        let window = list_reads(largest);
+        while in_flight.len() < window {
+            let Some(path) = pending.next() else { break };
+            in_flight.push(read(path));
+        }
+        let Some((path, bytes)) = in_flight.try_next().await? else {
+            break;
+        };
+        largest = largest.max(bytes.len());
         let group = blocks::split(bytes.clone()).and_then(|split| {
             let group = groups
                 .entry((split.schema.clone(), split.codec.clone()))
@@ -102,4 +129,22 @@ pub(crate) async fn rows_of_lists(io: &FileIo, paths: &[String]) -> Result<Vec<M
         out.extend(rows);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_reads_keep_the_bytes_in_flight_within_the_budget() {
+        assert_eq!(list_reads(0), FIRST_LIST_READS);
+        // A streaming table's lists of a few KB: the most at once.
+        assert_eq!(list_reads(8 << 10), LIST_READS);
+        for largest in [1 << 20, 3 << 20, 50 << 20, 1 << 30] {
+            let n = list_reads(largest);
+            assert!(n >= 1, "{largest}");
+            assert!(n == 1 || n * largest <= LIST_READ_BYTES, "{largest}: {n}");
+        }
+        assert_eq!(list_reads(1 << 30), 1);
+    }
 }

@@ -395,39 +395,87 @@ async fn upgrade_to_v2(t: &Fixture) {
         .unwrap();
 }
 
-/// A manifest-list row with unknown counts (an old v1 writer's) is counted from its manifest
-/// when a v2 list carries it, never written as 0 files.
+/// Manifest-list rows with unknown counts (an old v1 writer's) are counted from their
+/// manifests when a v2 list carries them, never written as 0 files; rows with known counts
+/// beside them keep theirs.
 #[tokio::test]
 async fn unknown_counts_are_counted_not_zeroed() {
     let t = Fixture::new(FormatVersion::V1, id_schema(), |_| {
         PartitionSpec::unpartitioned()
     })
     .await;
+    let forget = |m: &mut ManifestFile| {
+        m.added_files_count = None;
+        m.existing_files_count = None;
+        m.deleted_files_count = None;
+        m.added_rows_count = None;
+        m.existing_rows_count = None;
+        m.deleted_rows_count = None;
+    };
+    // Unknown, known, unknown: each filled row must be its own manifest's.
     t.commit_manifest(
         ManifestContent::Data,
         vec![data_file("old-0", 3), data_file("old-1", 4)],
         ManifestEntry::added,
+        forget,
+    )
+    .await;
+    t.commit_manifest(
+        ManifestContent::Data,
+        vec![data_file("known", 5)],
+        ManifestEntry::added,
+        |_| {},
+    )
+    .await;
+    // The edit applies to every row of the list: spare the known one (the only 5-row one).
+    t.commit_manifest(
+        ManifestContent::Data,
+        vec![data_file("old-2", 10)],
+        ManifestEntry::added,
         |m| {
-            m.added_files_count = None;
-            m.existing_files_count = None;
-            m.deleted_files_count = None;
-            m.added_rows_count = None;
-            m.existing_rows_count = None;
-            m.deleted_rows_count = None;
+            if m.added_rows_count != Some(5) {
+                forget(m);
+            }
         },
     )
     .await;
-    assert_eq!(t.manifests().await[0].added_files_count, None);
+    assert_eq!(
+        t.manifests()
+            .await
+            .iter()
+            .filter(|m| m.added_files_count.is_none())
+            .count(),
+        2
+    );
     upgrade_to_v2(&t).await;
     t.append(vec![data_file("new", 1)], AppendMode::Fast).await;
-    let rows = t.manifests().await;
-    let old = rows
+    let counts: BTreeMap<String, (Option<i32>, Option<i64>, Option<i32>)> = t
+        .manifests()
+        .await
         .iter()
-        .find(|m| m.manifest_path.contains("other-"))
-        .unwrap();
-    assert_eq!(old.added_files_count, Some(2));
-    assert_eq!(old.added_rows_count, Some(7));
-    assert_eq!(old.existing_files_count, Some(0));
+        .filter(|m| m.manifest_path.contains("other-"))
+        .map(|m| {
+            let snapshot = m.manifest_path.split("other-").nth(1).unwrap();
+            (
+                snapshot.to_string(),
+                (
+                    m.added_files_count,
+                    m.added_rows_count,
+                    m.existing_files_count,
+                ),
+            )
+        })
+        .collect();
+    let found: Vec<_> = counts.values().copied().collect();
+    // Snapshot ids grow with each commit, so the map is in commit order.
+    assert_eq!(
+        found,
+        [
+            (Some(2), Some(7), Some(0)),
+            (Some(1), Some(5), Some(0)),
+            (Some(1), Some(10), Some(0))
+        ]
+    );
 }
 
 fn uuid_schema() -> Schema {

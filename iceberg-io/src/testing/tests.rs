@@ -107,6 +107,28 @@ async fn adds_latency_to_operations() {
 }
 
 #[tokio::test]
+async fn deletes_pay_latency_once_per_request_of_keys() {
+    let (io, store) = setup();
+    let n = DELETES_PER_REQUEST * 2 + 1;
+    let paths: Vec<String> = (0..n).map(|i| format!("memory://t/d/{i}")).collect();
+    for p in &paths {
+        io.put(p, Bytes::from_static(b"x")).await.unwrap();
+    }
+    store.set_latency(Duration::from_millis(30));
+    let start = Instant::now();
+    io.delete_many(paths.clone()).await.unwrap();
+    let elapsed = start.elapsed();
+    // Three requests' latency, not one per key (that would take a minute).
+    assert!(elapsed >= Duration::from_millis(90), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+    assert_eq!(store.count(OpKind::Delete), n);
+    store.clear_faults();
+    for p in &paths {
+        assert!(io.read(p).await.is_err(), "{p} survived");
+    }
+}
+
+#[tokio::test]
 async fn records_multipart_parts_and_can_fail_one() {
     let (io, store) = setup();
     let io = io.with_write_config(crate::WriteConfig::default().with_part_size_bytes(1024));
