@@ -203,13 +203,11 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::{Int64Array, RecordBatch};
-    use iceberg_spec::{NestedField, PrimitiveType, Type};
 
     use super::*;
 
     fn schema(id: i32) -> Schema {
-        let field = NestedField::optional(id, "id", Type::Primitive(PrimitiveType::Long));
-        Schema::new(0, vec![field]).unwrap()
+        iceberg_testing::id_column_schema(id).unwrap()
     }
 
     /// A Parquet file of `schema`'s columns holding `0..n`, stored at `path`.

@@ -10,6 +10,17 @@ pub mod moto;
 
 use std::path::{Path, PathBuf};
 
+use iceberg_spec::{NestedField, PrimitiveType, Schema};
+
+/// A table schema of one optional long column `id` whose field id is `field_id` (two such
+/// schemas of different ids have the same name but not the same column).
+pub fn id_column_schema(field_id: i32) -> Result<Schema, iceberg_spec::Error> {
+    Schema::new(
+        0,
+        vec![NestedField::optional(field_id, "id", PrimitiveType::Long)],
+    )
+}
+
 /// Every file under `dir`, recursively (none when it does not exist).
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {

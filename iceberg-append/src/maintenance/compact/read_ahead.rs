@@ -106,14 +106,13 @@ impl Drop for ReadAhead {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use arrow_array::Int64Array;
-    use iceberg_spec::{NestedField, PartitionSpec, PrimitiveType, Type};
+    use iceberg_spec::PartitionSpec;
     use iceberg_write::{DataFileWriter, WriteOptions};
 
     use super::*;
 
     fn schema(id: i32) -> Schema {
-        let field = NestedField::optional(id, "id", Type::Primitive(PrimitiveType::Long));
-        Schema::new(0, vec![field]).unwrap()
+        iceberg_testing::id_column_schema(id).unwrap()
     }
 
     /// One data file of `schema` holding `ids`; its path and size.
