@@ -19,7 +19,7 @@ use crate::catalog::TableIdent;
 use crate::env::{Environment, fresh_snapshot_id};
 use crate::error::{Error, Result};
 use crate::evolve::SchemaEvolution;
-use crate::manifest::{ManifestContext, StatusCounts, encode_manifests, read_manifests};
+use crate::manifest::{ManifestContext, StatusCounts, encode_manifests, read_manifests_as};
 use crate::manifest_list::{ManifestList, encode_manifest_list_onto};
 use crate::merge::{
     MergeClass, MergeStep, Merger, manifest_class, partition_class, plan_merge,
@@ -144,23 +144,26 @@ async fn with_known_counts<'a>(
     if !rows.iter().any(|m| unknown(m)) {
         return Ok(rows);
     }
-    // Read together: on an object store each is a request, and an old list may name many.
+    // Read together: on an object store each is a request, and an old list may name many;
+    // only each manifest's counts are kept.
     let missing = rows
         .iter()
         .filter(|m| unknown(m))
         .map(|m| m.manifest_path.as_str());
-    let mut counted = read_manifests(io, missing).await?.into_iter();
+    let mut counted = read_manifests_as(io, missing, |m| StatusCounts::of(&m.entries))
+        .await?
+        .into_iter();
     let mut out = Vec::with_capacity(rows.len());
     for m in rows.iter() {
         if !unknown(m) {
             out.push(m.clone());
             continue;
         }
-        let decoded = counted.next().ok_or_else(|| {
+        let counts = counted.next().ok_or_else(|| {
             Error::invalid_manifest(&m.manifest_path, "it was not read with the others")
         })?;
         let mut filled = ManifestFile::clone(m);
-        StatusCounts::of(&decoded.entries).fill(&mut filled);
+        counts.fill(&mut filled);
         out.push(Arc::new(filled));
     }
     Ok(Cow::Owned(out))

@@ -34,7 +34,9 @@ pub(crate) struct Committed<T> {
 ///
 /// # Errors
 /// `plan`'s errors; [`Error::RetriesExhausted`]; [`Error::CommitStateUnknown`] (the
-/// attempt's files are kept); the catalog's errors.
+/// attempt's files are kept: the catalog could not tell, or the table could not be reloaded
+/// after a failed swap); the catalog's errors (its files deleted: the table shows the
+/// snapshot did not land).
 pub(crate) async fn commit_planned<T>(
     catalog: &dyn Catalog,
     ident: &TableIdent,
@@ -63,24 +65,43 @@ pub(crate) async fn commit_planned<T>(
                     value: planned.value,
                 }));
             }
-            Err(e) if e.is_commit_conflict() => e,
-            Err(e) => {
-                if !e.is_commit_state_unknown() {
-                    let _ = io.delete_many(planned.written).await;
-                }
+            // Said before anything was sent: nothing can have landed.
+            Err(e) if e.is_pre_request_refusal() => {
+                let _ = io.delete_many(planned.written).await;
                 return Err(e);
             }
+            Err(e) => e,
         };
-        base = catalog.load_table(ident).await?;
-        if base.metadata.current_snapshot_id == Some(snapshot_id) {
-            // Our swap landed and its answer was lost.
+        // A conflict may be our own swap whose answer was lost (a store that retried a
+        // conditional create answers "already exists"), with other commits on top of it
+        // since, and any other error may have come after the swap was made: only the
+        // table can say, by holding the snapshot anywhere, not only at its head.
+        base = match catalog.load_table(ident).await {
+            Ok(table) => table,
+            Err(reload) => {
+                return Err(Error::CommitStateUnknown {
+                    table: ident.to_string(),
+                    snapshot_id: Some(snapshot_id),
+                    reason: format!("{error}; then reloading the table failed: {reload}"),
+                });
+            }
+        };
+        if base.metadata.snapshot_by_id(snapshot_id).is_some() {
             return Ok(Some(Committed {
                 metadata_location: base.metadata_location.clone().unwrap_or_default(),
                 attempts: attempt,
                 value: planned.value,
             }));
         }
+        if error.is_commit_state_unknown() {
+            // Not there yet, but it may still land: keep its files.
+            return Err(error);
+        }
         let _ = io.delete_many(planned.written).await;
+        if !error.is_commit_conflict() {
+            // Not there, and not a conflict: the swap failed for good.
+            return Err(error);
+        }
         let out_of_time = started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
         if attempt > retry.num_retries || out_of_time {
             return Err(Error::RetriesExhausted {

@@ -19,7 +19,9 @@ use crate::avro::{self, ContainerWriter, encode};
 use crate::error::{Error, Result};
 
 pub use read::decode_manifest;
-pub(crate) use read::{MANIFEST_READS, ManifestDecoder, read_manifest, read_manifests};
+pub(crate) use read::{
+    MANIFEST_READS, ManifestDecoder, read_manifest, read_manifests, read_manifests_as,
+};
 pub(crate) use summary::partition_summaries;
 
 /// Everything that decides the bytes of a manifest besides its entries.

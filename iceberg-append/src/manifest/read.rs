@@ -36,6 +36,19 @@ pub(crate) async fn read_manifests<'a>(
     io: &iceberg_io::FileIo,
     paths: impl IntoIterator<Item = &'a str>,
 ) -> Result<Vec<DecodedManifest>> {
+    read_manifests_as(io, paths, |m| m).await
+}
+
+/// [`read_manifests`], each manifest turned into what `keep` takes of it as soon as it is
+/// decoded (so only that is held while the others are read).
+///
+/// # Errors
+/// The first manifest that cannot be read or decoded.
+pub(crate) async fn read_manifests_as<'a, T: Send + 'static>(
+    io: &iceberg_io::FileIo,
+    paths: impl IntoIterator<Item = &'a str>,
+    keep: impl Fn(DecodedManifest) -> T + Clone + Send + 'static,
+) -> Result<Vec<T>> {
     use futures::{StreamExt, TryStreamExt};
     let decoder = ManifestDecoder::default();
     // Owned futures: futures borrowing `io` and the paths inside `buffered` make the callers'
@@ -44,7 +57,8 @@ pub(crate) async fn read_manifests<'a>(
         .into_iter()
         .map(|path| {
             let (io, path, decoder) = (io.clone(), path.to_string(), decoder.clone());
-            async move { read_manifest(&io, &path, &decoder).await }
+            let keep = keep.clone();
+            async move { read_manifest(&io, &path, &decoder).await.map(keep) }
         })
         .collect();
     futures::stream::iter(reads)

@@ -35,12 +35,15 @@ const FIRST_LIST_READS: usize = 16;
 /// far: a long history of a table with many manifests has lists of tens of MB each.
 const LIST_READ_BYTES: usize = 64 << 20;
 
-/// How many lists to keep in flight once the largest read so far has `largest` bytes.
-fn list_reads(largest: usize) -> usize {
+/// How many lists to keep in flight once `done` were read, the largest of `largest` bytes.
+/// The window grows by one per list read, so a few small lists read first cannot open it
+/// wide before larger ones are seen (lists are read in no order of size).
+fn list_reads(largest: usize, done: usize) -> usize {
+    let grown = FIRST_LIST_READS.saturating_add(done).min(LIST_READS);
     if largest == 0 {
-        return FIRST_LIST_READS;
+        return grown;
     }
-    (LIST_READ_BYTES / largest).clamp(1, LIST_READS)
+    (LIST_READ_BYTES / largest).clamp(1, grown)
 }
 
 /// The distinct blocks of the lists of one writer schema and codec.
@@ -68,12 +71,12 @@ pub(crate) async fn rows_of_lists(io: &FileIo, paths: &[String]) -> Result<Vec<M
     };
     let mut pending = paths.iter();
     let mut in_flight = FuturesUnordered::new();
-    let mut largest = 0;
+    let (mut largest, mut done) = (0, 0);
     // `None`: apache-avro refuses the schema or codec, so such lists are decoded whole.
     let mut groups: HashMap<(String, String), Option<Group>> = HashMap::new();
     let mut tasks = Vec::new();
     loop {
-        let window = list_reads(largest);
+        let window = list_reads(largest, done);
         while in_flight.len() < window {
             let Some(path) = pending.next() else { break };
             in_flight.push(read(path));
@@ -82,6 +85,7 @@ pub(crate) async fn rows_of_lists(io: &FileIo, paths: &[String]) -> Result<Vec<M
             break;
         };
         largest = largest.max(bytes.len());
+        done += 1;
         let group = blocks::split(bytes.clone()).and_then(|split| {
             let group = groups
                 .entry((split.schema.clone(), split.codec.clone()))
@@ -137,14 +141,21 @@ mod tests {
 
     #[test]
     fn list_reads_keep_the_bytes_in_flight_within_the_budget() {
-        assert_eq!(list_reads(0), FIRST_LIST_READS);
-        // A streaming table's lists of a few KB: the most at once.
-        assert_eq!(list_reads(8 << 10), LIST_READS);
+        assert_eq!(list_reads(0, 0), FIRST_LIST_READS);
+        // A streaming table's lists of a few KB: one more at once per list read, up to the
+        // most at once.
+        assert_eq!(list_reads(8 << 10, 1), FIRST_LIST_READS + 1);
+        assert_eq!(list_reads(8 << 10, 10_000), LIST_READS);
         for largest in [1 << 20, 3 << 20, 50 << 20, 1 << 30] {
-            let n = list_reads(largest);
-            assert!(n >= 1, "{largest}");
-            assert!(n == 1 || n * largest <= LIST_READ_BYTES, "{largest}: {n}");
+            for done in [0, 5, 100] {
+                let n = list_reads(largest, done);
+                assert!(
+                    n >= 1 && n <= FIRST_LIST_READS + done,
+                    "{largest}, {done}: {n}"
+                );
+                assert!(n == 1 || n * largest <= LIST_READ_BYTES, "{largest}: {n}");
+            }
         }
-        assert_eq!(list_reads(1 << 30), 1);
+        assert_eq!(list_reads(1 << 30, 100), 1);
     }
 }

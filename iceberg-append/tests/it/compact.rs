@@ -7,7 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
@@ -15,14 +18,15 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use futures::TryStreamExt;
 use iceberg_append::manifest::decode_manifest;
 use iceberg_append::merge::inherit;
+use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
 use iceberg_append::{
     Catalog, DeterministicEnvironment, Error, InMemoryCatalog, RewriteDataFiles, TableCreation,
-    TableHandle, TableIdent, read_manifest_list,
+    TableHandle, TableIdent, commit_append, read_manifest_list,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::{
-    FormatVersion, ManifestStatus, NestedField, Operation, PartitionSpec, PrimitiveType, Schema,
-    TableMetadata, Transform,
+    DataFile, FormatVersion, ManifestStatus, NestedField, Operation, PartitionSpec, PrimitiveType,
+    Schema, TableMetadata, Transform,
 };
 use iceberg_write::arrow_schema::{DataType, Field, Schema as ArrowSchema};
 use iceberg_write::read::FileIoReader;
@@ -301,6 +305,152 @@ async fn of_two_racing_compactions_one_lands_and_the_other_conflicts() {
         .collect();
     // The five compacted-away files stay until an expiry; the loser left nothing.
     assert_eq!(old.len(), 5, "{old:?}");
+}
+
+/// Our swap lands, another writer appends on top of it, then the catalog answers
+/// "conflict" (a store that retried our conditional create, say).
+#[derive(Debug)]
+struct LandedThenAppended {
+    theirs: Mutex<Option<Vec<DataFile>>>,
+    env: Arc<DeterministicEnvironment>,
+}
+
+#[async_trait]
+impl CommitInterceptor<InMemoryCatalog> for LandedThenAppended {
+    async fn commit(
+        &self,
+        inner: &InMemoryCatalog,
+        ident: &TableIdent,
+        base: &str,
+        new: &TableMetadata,
+    ) -> iceberg_append::Result<String> {
+        let theirs = self.theirs.lock().unwrap().take();
+        let location = inner.commit(ident, base, new).await?;
+        let Some(theirs) = theirs else {
+            return Ok(location);
+        };
+        commit_append(inner, ident, theirs, BTreeMap::new(), self.env.as_ref())
+            .await
+            .unwrap();
+        Err(Error::CommitConflict {
+            table: ident.to_string(),
+            expected: Some(base.to_string()),
+            found: None,
+        })
+    }
+}
+
+/// A compaction whose answer was lost, with an append on top of it before the reload, is
+/// the compaction that landed: none of its files is deleted, every row reads back.
+#[tokio::test]
+async fn a_lost_answer_under_a_later_append_is_the_compaction_that_landed() {
+    let (catalog, mut handle, env) = table(FormatVersion::V2).await;
+    append_small_files(&mut handle, 0..5, "eu").await;
+    let io = handle.io().clone();
+    let ident = handle.ident().clone();
+    let meta = handle.metadata();
+    let theirs = iceberg_write::write_data_files(
+        &io,
+        &format!("{}/data", meta.location),
+        &[batch(1000..1010, "eu")],
+        meta.current_schema().unwrap(),
+        meta.default_spec().unwrap(),
+        None,
+        &iceberg_write::WriteOptions::default(),
+    )
+    .await
+    .unwrap();
+    let racing = InterceptingCatalog::new(
+        InMemoryCatalog::clone(&catalog),
+        LandedThenAppended {
+            theirs: Mutex::new(Some(theirs)),
+            env: env.clone(),
+        },
+    );
+    let report = RewriteDataFiles::new()
+        .commit(&racing, &ident, env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap();
+    handle.refresh().await.unwrap();
+    let meta = handle.metadata();
+    let ours = meta.snapshot_by_id(report.snapshot_id.unwrap()).unwrap();
+    assert_eq!(ours.summary.as_ref().unwrap().operation, Operation::Replace);
+    assert_ne!(meta.current_snapshot_id, report.snapshot_id);
+    // Every live file is read back: the compacted one was kept.
+    let mut expected: Vec<i64> = (0..50).chain(1000..1010).collect();
+    expected.sort_unstable();
+    assert_eq!(ids(&io, meta).await, expected);
+    assert_eq!(live(&io, meta).await.len(), 2);
+}
+
+/// Our swap lands and the catalog answers "conflict"; then the table cannot be loaded once.
+#[derive(Debug, Default)]
+struct LandedThenUnreadable {
+    landed: AtomicBool,
+    load_failed: AtomicBool,
+}
+
+#[async_trait]
+impl CommitInterceptor<InMemoryCatalog> for LandedThenUnreadable {
+    async fn commit(
+        &self,
+        inner: &InMemoryCatalog,
+        ident: &TableIdent,
+        base: &str,
+        new: &TableMetadata,
+    ) -> iceberg_append::Result<String> {
+        inner.commit(ident, base, new).await?;
+        self.landed.store(true, Ordering::SeqCst);
+        Err(Error::CommitConflict {
+            table: ident.to_string(),
+            expected: Some(base.to_string()),
+            found: None,
+        })
+    }
+
+    async fn load_table(
+        &self,
+        inner: &InMemoryCatalog,
+        ident: &TableIdent,
+    ) -> iceberg_append::Result<iceberg_append::Table> {
+        if self.landed.load(Ordering::SeqCst) && !self.load_failed.swap(true, Ordering::SeqCst) {
+            return Err(Error::NoSuchTable {
+                table: ident.to_string(),
+            });
+        }
+        inner.load_table(ident).await
+    }
+}
+
+/// When the table cannot be reloaded after a failed swap, the compaction's outcome is
+/// unknown and none of its files is deleted: the swap had landed, and the table reads whole.
+#[tokio::test]
+async fn an_unreadable_table_after_a_failed_swap_keeps_the_compactions_files() {
+    let (catalog, mut handle, env) = table(FormatVersion::V2).await;
+    append_small_files(&mut handle, 0..5, "eu").await;
+    let io = handle.io().clone();
+    let ident = handle.ident().clone();
+    let racing = InterceptingCatalog::new(
+        InMemoryCatalog::clone(&catalog),
+        LandedThenUnreadable::default(),
+    );
+    let err = RewriteDataFiles::new()
+        .commit(&racing, &ident, env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap_err();
+    assert!(err.is_commit_state_unknown(), "{err}");
+    handle.refresh().await.unwrap();
+    let meta = handle.metadata();
+    assert_eq!(
+        meta.current_snapshot()
+            .unwrap()
+            .summary
+            .as_ref()
+            .unwrap()
+            .operation,
+        Operation::Replace
+    );
+    assert_eq!(ids(&io, meta).await, (0..50).collect::<Vec<_>>());
 }
 
 #[tokio::test]
