@@ -106,6 +106,37 @@ async fn rest_faults_each_land_the_append_once() {
     }
 }
 
+/// A commit answered with a redirect is not followed (a redirected POST becomes a GET,
+/// whose 200 is the table as it was): the append fails and the table is as it was.
+#[tokio::test]
+async fn rest_a_redirected_commit_is_no_success() {
+    let Some((_dir, server)) = server("rest_a_redirected_commit_is_no_success") else {
+        return;
+    };
+    let proxy = FaultProxy::start(&server.uri);
+    let catalog = RestCatalog::connect(RestCatalogConfig::new(&proxy.uri))
+        .await
+        .unwrap();
+    let ident = create(&catalog, "redirected").await;
+    append_ids(&catalog, &ident, 0..3, &SystemEnvironment).await;
+    proxy.inject("POST", &commit_path("redirected"), Fault::Redirect, 1);
+    let result = try_append_ids(&catalog, &ident, 3..6, &SystemEnvironment).await;
+    assert_eq!(proxy.pending(), 0, "the redirect was not hit");
+    let fresh = server.catalog(&[]).await;
+    let table = fresh.load_table(&ident).await.unwrap();
+    match result {
+        // Retried past the redirect: then the table holds it.
+        Ok(done) => {
+            assert!(table.metadata.snapshot_by_id(done.snapshot_id).is_some());
+            assert_eq!(check_table(&table, fresh.io()).await.len(), 6);
+        }
+        Err(e) => {
+            assert_eq!(table.metadata.snapshots.len(), 1, "{e}");
+            assert_eq!(check_table(&table, fresh.io()).await.len(), 3, "{e}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn rest_bad_input_is_a_typed_error_that_says_what_to_fix() {
     let Some((_dir, server)) = server("rest_bad_input_is_a_typed_error_that_says_what_to_fix")

@@ -266,7 +266,14 @@ impl ObjectStoreCatalog {
             }
             Ok(None) => {}
             Err(e) if e.is_already_exists() => return Err(exists()),
-            Err(e) => return Err(e.into()),
+            // The create may have landed on a remote store before the error.
+            Err(e) => {
+                return Err(iceberg_append::Error::CommitStateUnknown {
+                    table: location.to_string(),
+                    snapshot_id: meta.current_snapshot_id,
+                    reason: format!("creating {path}: {e}"),
+                });
+            }
         }
         self.write_hint(location, 1).await;
         Ok(Table {
@@ -316,7 +323,10 @@ impl ObjectStoreCatalog {
             .await
         {
             Ok(Some((next, _))) => next,
-            Ok(None) => return true,
+            // Later commits may have deleted it as well (a small
+            // `write.metadata.previous-versions-max`): a drop deletes every version and
+            // its marker last, so a live table's version above ours means no drop.
+            Ok(None) => return !self.went_on_past(location, base + 1, new_metadata).await,
             Err(_) => return false,
         };
         match Table::load(&self.io, &next).await {
@@ -327,6 +337,26 @@ impl ObjectStoreCatalog {
             Err(iceberg_append::Error::Io(e)) => e.is_not_found(),
             Err(_) => true,
         }
+    }
+
+    /// Whether the table's highest version is above `ours` and is this table's metadata
+    /// (not a drop's marker, not a new table's): its history went on past our version. A
+    /// store that cannot answer counts as yes, so the version stays.
+    async fn went_on_past(&self, location: &str, ours: u32, new_metadata: &TableMetadata) -> bool {
+        let Ok(paths) = self.io.list(&format!("{location}/metadata")).await else {
+            return true;
+        };
+        let Some((top, path)) = paths
+            .iter()
+            .filter_map(|p| parse_version(p).map(|v| (v, p)))
+            .max_by_key(|(v, _)| *v)
+        else {
+            return false;
+        };
+        top > ours
+            && Table::load(&self.io, path)
+                .await
+                .is_ok_and(|t| t.metadata.table_uuid == new_metadata.table_uuid)
     }
 
     /// Best effort: readers also probe past the hint.

@@ -120,3 +120,60 @@ async fn a_base_deleted_by_a_commit_built_on_ours_is_no_drop() {
     let table = c.load_table(&ident()).await.unwrap();
     assert!(table.metadata.snapshot_by_id(snapshot).is_some());
 }
+
+#[tokio::test]
+async fn a_base_deleted_with_the_commits_built_on_ours_is_no_drop() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, store, meta) = table_at_v2(dir.path()).await;
+    // Right after our v3 is created, other writers commit v4 onto it and v5 onto v4, and
+    // keep one previous version (`write.metadata.previous-versions-max=1` with
+    // delete-after-commit): v2, v3 and v4 are deleted.
+    let other = meta.clone();
+    store.on_put_matching("v3.metadata.json", HookPoint::After, move || {
+        let v3 = other.join("v3.metadata.json");
+        let mut next = TableMetadata::from_json(&std::fs::read_to_string(&v3).unwrap()).unwrap();
+        for v in 4..=5 {
+            let previous = other.join(version_file_name(v - 1));
+            next.metadata_log = vec![MetadataLogEntry {
+                timestamp_ms: next.last_updated_ms,
+                metadata_file: format!("file://{}", previous.display()),
+            }];
+            next.last_updated_ms += 1;
+            std::fs::write(other.join(version_file_name(v)), next.to_json().unwrap()).unwrap();
+        }
+        for v in 2..=4 {
+            std::fs::remove_file(other.join(version_file_name(v))).unwrap();
+        }
+    });
+    let snapshot = append(&c, "second").await.unwrap();
+    assert_eq!(versions(&meta), ["v1.metadata.json", "v5.metadata.json"]);
+    let table = c.load_table(&ident()).await.unwrap();
+    let ours = table.metadata.snapshot_by_id(snapshot).unwrap();
+    // Nothing of the landed commit was taken back.
+    let list = ours.manifest_list.as_deref().unwrap();
+    assert!(c.io().exists(list).await.unwrap(), "{list} was deleted");
+}
+
+/// A create of `v1` whose put failed may still have landed on a remote store: its outcome is
+/// unknown, so a caller keeps the files the metadata names.
+#[tokio::test]
+async fn a_failed_create_is_an_unknown_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FaultInjectingStore::new(Arc::new(LocalFileSystem::new()));
+    let io = FileIo::with_store("file:///", Arc::new(store.clone()));
+    let warehouse = format!("file://{}", dir.path().display());
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 1, 31));
+    let c = ObjectStoreCatalog::open_with_env(io, &warehouse, env)
+        .await
+        .unwrap();
+    c.create_namespace(&NamespaceIdent::parse("db").unwrap(), BTreeMap::new())
+        .await
+        .unwrap();
+    store.fail_puts_matching("v1.metadata.json");
+    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    let err = c
+        .create_table(&ident(), TableCreation::new("", schema))
+        .await
+        .unwrap_err();
+    assert!(err.is_commit_state_unknown(), "{err}");
+}

@@ -87,9 +87,12 @@ impl Client {
         timeout: Duration,
         auth: Auth,
     ) -> Result<Self> {
+        // No redirects: reqwest turns a redirected POST into a GET, whose 200 (the table
+        // as it was) a commit would take for its own success.
         let http = reqwest::Client::builder()
             .default_headers(headers)
             .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|source| Error::Http {
                 operation: format!("client for {uri}"),

@@ -89,22 +89,34 @@ pub(super) enum SwapError {
 impl SwapError {
     /// Classifies an error of a statement that was sent to the database.
     pub(super) fn after_send(e: sqlx::Error) -> Self {
-        let Some(db) = e.as_database_error() else {
-            // The connection failed mid-way: the database may have applied it.
+        if may_have_applied(&e) {
             return Self::Unknown(e);
-        };
-        let code = db.code().unwrap_or_default();
-        match code.as_ref() {
+        }
+        let code = e
+            .as_database_error()
+            .and_then(|db| db.code().map(|c| c.into_owned()))
+            .unwrap_or_default();
+        match code.as_str() {
             // PostgreSQL class 40 (transaction rollback: serialization failure, deadlock).
             c if c.starts_with("40") => Self::Retryable,
-            // PostgreSQL class 08 (connection exception) and 57P (operator intervention,
-            // e.g. an administrator or crash shutdown): mid-commit, the outcome is unknown.
-            c if c.starts_with("08") || c.starts_with("57P") => Self::Unknown(e),
             // SQLite (primary result code in the low byte): 5 BUSY, 6 LOCKED.
             c if c.parse::<u32>().is_ok_and(|n| matches!(n & 0xFF, 5 | 6)) => Self::Retryable,
             _ => Self::Definite(e),
         }
     }
+}
+
+/// Whether a statement that failed with `e` once sent may still have been applied.
+pub(super) fn may_have_applied(e: &sqlx::Error) -> bool {
+    let Some(db) = e.as_database_error() else {
+        // The connection failed mid-way (the pool's own refusals are before any send).
+        return !matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed);
+    };
+    let code = db.code().unwrap_or_default();
+    // PostgreSQL 40003, statement completion unknown (CockroachDB and YugabyteDB send it
+    // for an ambiguous result), class 08 (connection exception) and 57P (operator
+    // intervention, e.g. an administrator or crash shutdown).
+    code == "40003" || code.starts_with("08") || code.starts_with("57P")
 }
 
 /// Runs the conditional `UPDATE` of a commit, telling apart failures before the statement
@@ -186,6 +198,7 @@ mod tests {
         // PostgreSQL SQLSTATEs.
         assert_eq!(classify("40001"), "retryable", "serialization failure");
         assert_eq!(classify("40P01"), "retryable", "deadlock");
+        assert_eq!(classify("40003"), "unknown", "statement completion unknown");
         assert_eq!(classify("08006"), "unknown", "connection failure");
         assert_eq!(classify("57P01"), "unknown", "admin shutdown");
         assert_eq!(classify("23505"), "definite", "unique violation");
@@ -197,6 +210,10 @@ mod tests {
         assert_eq!(classify("19"), "definite", "SQLITE_CONSTRAINT");
         // No database answer at all.
         let io = sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(may_have_applied(&io));
         assert!(matches!(SwapError::after_send(io), SwapError::Unknown(_)));
+        // The pool's own refusals come before anything is sent.
+        assert!(!may_have_applied(&sqlx::Error::PoolTimedOut));
+        assert!(!may_have_applied(&sqlx::Error::PoolClosed));
     }
 }

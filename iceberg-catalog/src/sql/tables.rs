@@ -10,7 +10,7 @@ use iceberg_append::{
 use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
 
-use super::pool::{SwapError, execute, fetch, is_unique_violation, swap};
+use super::pool::{SwapError, execute, fetch, is_unique_violation, may_have_applied, swap};
 use super::schema::ICEBERG_TYPE_TABLE;
 use super::{NAMESPACE_LOCATION, SqlCatalog};
 
@@ -62,6 +62,14 @@ impl SqlCatalog {
             Ok(_) => Ok(()),
             Err(e) if is_unique_violation(&e) => Err(Error::TableAlreadyExists {
                 table: ident.to_string(),
+            }),
+            // Sent and unanswered: the row may yet appear, so nothing may be deleted.
+            Err(e) if may_have_applied(&e) => Err(Error::CommitStateUnknown {
+                table: ident.to_string(),
+                snapshot_id: None,
+                reason: format!(
+                    "no answer to inserting the row pointing at {metadata_location}: {e}"
+                ),
             }),
             Err(e) => Err(self.db_error(ident, "insert table", &e)),
         }
@@ -132,6 +140,10 @@ impl Catalog for SqlCatalog {
             metadata,
         };
         if let Err(e) = self.insert_table(ident, &location).await {
+            if e.is_commit_state_unknown() {
+                // The file stays: the row may still point at it.
+                return Err(e);
+            }
             // An error may follow a row that was written (a lost answer): read it back, and
             // delete the file only when the row does not point at it.
             match self.metadata_location(ident).await {

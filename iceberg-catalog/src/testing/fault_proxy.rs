@@ -1,6 +1,6 @@
 //! A loopback HTTP proxy in front of the REST server that injects faults into matching
-//! requests: it drops the answer after the server acted, answers 503 without forwarding, or
-//! answers 409 without forwarding.
+//! requests: it drops the answer after the server acted, or answers 503, 409, a canned
+//! JSON body or a redirect to the same path without forwarding.
 //!
 //! Plain threads and HTTP/1.1 as reqwest sends it (a head, then a `Content-Length` body);
 //! each request goes upstream on a connection of its own with `Connection: close`, so the
@@ -23,6 +23,9 @@ pub enum Fault {
     Conflict,
     /// Answer 200 with this JSON body without forwarding (a server of another shape).
     Json(&'static str),
+    /// Answer 302 to the same path without forwarding (a proxy or load balancer that
+    /// redirects).
+    Redirect,
 }
 
 #[derive(Debug)]
@@ -117,6 +120,11 @@ impl FaultProxy {
                 Some(Fault::Unavailable) => canned(503, "ServiceUnavailableException", "injected"),
                 Some(Fault::Conflict) => canned(409, "CommitFailedException", "injected"),
                 Some(Fault::Json(body)) => answer(200, body),
+                Some(Fault::Redirect) => format!(
+                    "HTTP/1.1 302 Found\r\nLocation: {path}\r\nContent-Length: 0\r\n\
+                     Connection: close\r\n\r\n"
+                )
+                .into_bytes(),
                 Some(Fault::DropAnswer) | None => match forward(upstream, &head, &body) {
                     Some(answer) => answer,
                     None => return,
