@@ -8,7 +8,8 @@
 //! spec: 409 is a conflict (the append's retry loop reloads and plans again), 500, 502, 503,
 //! 504 (any 5xx) and a lost answer are an unknown outcome (nothing is deleted; the loop
 //! reloads and looks for its snapshot id), other 4xx are typed errors carrying the server's
-//! `error.type` and `message` ([`crate::Error::RestResponse`]).
+//! `error.type` and `message` ([`crate::Error::RestResponse`]). Redirects are not followed: a
+//! redirected POST would come back as a GET whose 200 reads as a landed commit.
 //!
 //! Module map: `client` (HTTP, endpoints, errors), `auth` (token, OAuth2 client
 //! credentials), `types` (request and response bodies), [`updates`] (metadata diff to
