@@ -22,7 +22,7 @@ use crate::evolve::SchemaEvolution;
 use crate::manifest::{ManifestContext, StatusCounts, encode_manifests, read_manifests_as};
 use crate::manifest_list::{ManifestList, encode_manifest_list_onto};
 use crate::merge::{
-    MergeClass, MergeStep, Merger, manifest_class, partition_class, plan_merge,
+    MergeClass, MergeKey, MergeStep, Merger, manifest_class, partition_class, plan_merge,
     uuid_partition_fields,
 };
 use crate::plan::{AttemptInputs, plan_fast_append};
@@ -407,8 +407,8 @@ pub(crate) struct PendingAppend {
     pub(crate) extra_summary: BTreeMap<String, String>,
     pub(crate) branch: String,
     pub(crate) mode: AppendMode,
-    /// Merged manifests written so far, by the paths they replace (reused across attempts).
-    pub(crate) merged: HashMap<Vec<String>, ManifestFile>,
+    /// Merged manifests written so far, by what they replace (reused across attempts).
+    pub(crate) merged: HashMap<MergeKey, ManifestFile>,
     /// Made current on every attempt's base before the snapshot is planned.
     pub(crate) evolution: Option<SchemaEvolution>,
     /// Made on every attempt's base before `evolution`.

@@ -221,22 +221,41 @@ pub(crate) struct Merger<'a> {
     pub(crate) marker: [u8; 16],
 }
 
+/// What a merged manifest was made from, so a retry reuses it only when it would come out
+/// the same: the same manifests with the same row ids, in a table of the same format version
+/// (a table upgraded to v3 meanwhile, or manifests given row ids, need it written anew).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct MergeKey {
+    version: FormatVersion,
+    manifests: Vec<(String, Option<i64>)>,
+}
+
 impl Merger<'_> {
     /// The merged manifest of `bin`, written now or taken from `cache`.
     pub(crate) async fn merge(
         &mut self,
         bin: &[Arc<ManifestFile>],
         new_paths: &[String],
-        cache: &mut HashMap<Vec<String>, ManifestFile>,
+        cache: &mut HashMap<MergeKey, ManifestFile>,
     ) -> Result<ManifestFile> {
-        let key: Vec<String> = bin.iter().map(|m| m.manifest_path.clone()).collect();
+        let key = MergeKey {
+            version: self.meta.format_version,
+            manifests: bin
+                .iter()
+                .map(|m| (m.manifest_path.clone(), m.first_row_id))
+                .collect(),
+        };
         if let Some(m) = cache.get(&key) {
             return Ok(m.clone());
         }
+        let first_path = bin
+            .first()
+            .map(|m| m.manifest_path.as_str())
+            .unwrap_or_default();
         let spec_id = bin.first().map(|m| m.partition_spec_id).unwrap_or_default();
         let spec = self.meta.spec_by_id(spec_id).ok_or_else(|| {
             Error::invalid_manifest(
-                &key[0],
+                first_path,
                 format!("partition spec {spec_id} is not in the table"),
             )
         })?;

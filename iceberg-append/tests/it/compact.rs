@@ -453,6 +453,60 @@ async fn an_unreadable_table_after_a_failed_swap_keeps_the_compactions_files() {
     assert_eq!(ids(&io, meta).await, (0..50).collect::<Vec<_>>());
 }
 
+/// Before our swap, another process upgrades the table to v3; the swap then conflicts.
+#[derive(Debug, Default)]
+struct UpgradedFirst {
+    done: AtomicBool,
+}
+
+#[async_trait]
+impl CommitInterceptor<InMemoryCatalog> for UpgradedFirst {
+    async fn commit(
+        &self,
+        inner: &InMemoryCatalog,
+        ident: &TableIdent,
+        base: &str,
+        new: &TableMetadata,
+    ) -> iceberg_append::Result<String> {
+        if self.done.swap(true, Ordering::SeqCst) {
+            return inner.commit(ident, base, new).await;
+        }
+        let table = inner.load_table(ident).await?;
+        let mut upgraded = table.metadata.clone();
+        upgraded.format_version = FormatVersion::V3;
+        upgraded.next_row_id = Some(0);
+        inner.commit(ident, base, &upgraded).await?;
+        Err(Error::CommitConflict {
+            table: ident.to_string(),
+            expected: Some(base.to_string()),
+            found: None,
+        })
+    }
+}
+
+/// A table upgraded to v3 while a compaction runs does not take the rewrite on retry (its
+/// rows would lose their row ids): the compaction is refused and leaves nothing behind.
+#[tokio::test]
+async fn a_table_upgraded_to_v3_meanwhile_refuses_the_retry() {
+    let (catalog, mut handle, env) = table(FormatVersion::V2).await;
+    append_small_files(&mut handle, 0..5, "eu").await;
+    let io = handle.io().clone();
+    let ident = handle.ident().clone();
+    let racing =
+        InterceptingCatalog::new(InMemoryCatalog::clone(&catalog), UpgradedFirst::default());
+    let err = RewriteDataFiles::new()
+        .commit(&racing, &ident, env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotSupportedForTable { .. }), "{err}");
+    handle.refresh().await.unwrap();
+    let meta = handle.metadata();
+    assert_eq!(meta.format_version, FormatVersion::V3);
+    assert_eq!(ids(&io, meta).await, (0..50).collect::<Vec<_>>());
+    // Only the five small files are left under data/: the compacted one was discarded.
+    assert_eq!(io.list("memory://wh/db/t/data").await.unwrap().len(), 5);
+}
+
 #[tokio::test]
 async fn v3_tables_are_refused() {
     let (catalog, mut handle, env) = table(FormatVersion::V3).await;

@@ -101,6 +101,7 @@ async fn attempt_rewrite(
         start_sequence,
     } = *inputs;
     let meta = &base.metadata;
+    super::refuse_v3(meta, ident)?;
     let conflict = |path: &str, reason: &str| Error::RewriteConflict {
         table: ident.to_string(),
         path: path.to_string(),
