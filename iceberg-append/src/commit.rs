@@ -252,13 +252,15 @@ pub(crate) async fn commit_input(
             };
             return Ok((outcome, MetadataIds::of(&result.metadata)));
         }
+        if error.is_commit_state_unknown() {
+            // Not there yet: try again, but never again call this commit failed for sure
+            // (nor below, when the name now holds another table: ours may be renamed).
+            uncertain = Some(error.to_string());
+        }
         if let Err(why) = same_table(&reloaded, table_uuid) {
             return Err(give_up(&io, ident, &pending, &lists, attempt, why, &uncertain).await);
         }
-        if error.is_commit_state_unknown() {
-            // Not there yet: try again, but never again call this commit failed for sure.
-            uncertain = Some(error.to_string());
-        } else if !error.is_commit_conflict() {
+        if !error.is_commit_state_unknown() && !error.is_commit_conflict() {
             // Not there, and not a conflict: the swap failed for good.
             return Err(give_up(&io, ident, &pending, &lists, attempt, error, &uncertain).await);
         }

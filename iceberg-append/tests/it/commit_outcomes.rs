@@ -39,6 +39,9 @@ enum Fault {
     UnknownNotLanded,
     /// As `UnknownNotLanded`, then the retry cannot write its manifest list.
     UnknownThenRetryWritesFail,
+    /// The swap lands and the catalog cannot tell; meanwhile the table is renamed to `db.x`
+    /// and a new table takes its name.
+    LandedThenUnknownThenRenamed,
 }
 
 /// An in-memory catalog whose first commit meets a [`Fault`].
@@ -106,6 +109,13 @@ impl CommitInterceptor<InMemoryCatalog> for FirstCommit {
             Fault::UnknownNotLanded => Err(unknown()),
             Fault::UnknownThenRetryWritesFail => {
                 self.store.fail_puts_matching("/snap-");
+                Err(unknown())
+            }
+            Fault::LandedThenUnknownThenRenamed => {
+                inner.commit(ident, base, new).await?;
+                let moved = TableIdent::parse("db.x").unwrap();
+                inner.rename_table(ident, &moved).await?;
+                inner.create_table(ident, creation(0)).await?;
                 Err(unknown())
             }
             Fault::ReplacedThenConflict => {
@@ -271,6 +281,27 @@ async fn a_failed_reload_is_unknown_and_deletes_nothing() {
         3,
         "the reload is retried before the outcome is called unknown"
     );
+}
+
+/// An unknown swap whose table then holds another table's UUID under its name may have
+/// landed in the renamed table: the outcome stays unknown, and every file the renamed table
+/// lists exists.
+#[tokio::test]
+async fn an_unknown_swap_then_a_renamed_table_is_unknown_and_deletes_nothing() {
+    let catalog = unknown_and_nothing_deleted(Fault::LandedThenUnknownThenRenamed, 3).await;
+    let moved = TableIdent::parse("db.x").unwrap();
+    assert_eq!(
+        catalog
+            .load_table(&moved)
+            .await
+            .unwrap()
+            .metadata
+            .snapshots
+            .len(),
+        2,
+        "our swap landed in the renamed table"
+    );
+    all_listed_files_exist(&catalog, &moved).await;
 }
 
 /// A table dropped and created again between attempts is a different table: the append fails
