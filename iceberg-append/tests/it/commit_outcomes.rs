@@ -79,11 +79,7 @@ impl CommitInterceptor<InMemoryCatalog> for FirstCommit {
         if self.fired.swap(true, Ordering::SeqCst) {
             return inner.commit(ident, base, new).await;
         }
-        let conflict = || Error::CommitConflict {
-            table: ident.to_string(),
-            expected: Some(base.to_string()),
-            found: None,
-        };
+        let conflict = || crate::support::conflict(ident, base);
         let unknown = || Error::CommitStateUnknown {
             table: ident.to_string(),
             snapshot_id: new.current_snapshot_id,

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
+use crate::support::conflict;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
@@ -332,11 +333,7 @@ impl CommitInterceptor<InMemoryCatalog> for LandedThenAppended {
         commit_append(inner, ident, theirs, BTreeMap::new(), self.env.as_ref())
             .await
             .unwrap();
-        Err(Error::CommitConflict {
-            table: ident.to_string(),
-            expected: Some(base.to_string()),
-            found: None,
-        })
+        Err(conflict(ident, base))
     }
 }
 
@@ -401,11 +398,7 @@ impl CommitInterceptor<InMemoryCatalog> for LandedThenUnreadable {
     ) -> iceberg_append::Result<String> {
         inner.commit(ident, base, new).await?;
         self.landed.store(true, Ordering::SeqCst);
-        Err(Error::CommitConflict {
-            table: ident.to_string(),
-            expected: Some(base.to_string()),
-            found: None,
-        })
+        Err(conflict(ident, base))
     }
 
     async fn load_table(
@@ -476,11 +469,7 @@ impl CommitInterceptor<InMemoryCatalog> for UpgradedFirst {
         upgraded.format_version = FormatVersion::V3;
         upgraded.next_row_id = Some(0);
         inner.commit(ident, base, &upgraded).await?;
-        Err(Error::CommitConflict {
-            table: ident.to_string(),
-            expected: Some(base.to_string()),
-            found: None,
-        })
+        Err(conflict(ident, base))
     }
 }
 

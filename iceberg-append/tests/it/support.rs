@@ -125,15 +125,20 @@ impl CommitInterceptor<InMemoryCatalog> for RaceAt {
             }
             Some(Race::LandedThenConflict) => {
                 inner.commit(ident, base, new).await?;
-                return Err(Error::CommitConflict {
-                    table: ident.to_string(),
-                    expected: Some(base.to_string()),
-                    found: None,
-                });
+                return Err(conflict(ident, base));
             }
             None => {}
         }
         inner.commit(ident, base, new).await
+    }
+}
+
+/// The catalog's answer "the pointer moved" to a swap on `base`, as a racing test gives it.
+pub(crate) fn conflict(ident: &TableIdent, base: &str) -> Error {
+    Error::CommitConflict {
+        table: ident.to_string(),
+        expected: Some(base.to_string()),
+        found: None,
     }
 }
 

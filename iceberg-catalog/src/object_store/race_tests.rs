@@ -55,6 +55,23 @@ async fn append(c: &ObjectStoreCatalog, name: &str) -> iceberg_append::Result<i6
         .map(|done| done.snapshot_id)
 }
 
+/// Another writer's commit of `v<version+1>` onto `v<version>` in `meta`: the same
+/// metadata a millisecond later, its log ending with `v<version>`.
+fn commit_onto(meta: &Path, version: u32) {
+    let base = meta.join(version_file_name(version));
+    let mut next = TableMetadata::from_json(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    next.metadata_log.push(MetadataLogEntry {
+        timestamp_ms: next.last_updated_ms,
+        metadata_file: format!("file://{}", base.display()),
+    });
+    next.last_updated_ms += 1;
+    std::fs::write(
+        meta.join(version_file_name(version + 1)),
+        next.to_json().unwrap(),
+    )
+    .unwrap();
+}
+
 fn versions(meta: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(meta)
         .map(|d| {
@@ -101,15 +118,7 @@ async fn a_base_deleted_by_a_commit_built_on_ours_is_no_drop() {
     // (`write.metadata.delete-after-commit.enabled` with one previous version kept).
     let other = meta.clone();
     store.on_put_matching("v3.metadata.json", HookPoint::After, move || {
-        let v3 = other.join("v3.metadata.json");
-        let ours = TableMetadata::from_json(&std::fs::read_to_string(&v3).unwrap()).unwrap();
-        let mut next = ours.clone();
-        next.metadata_log.push(MetadataLogEntry {
-            timestamp_ms: ours.last_updated_ms,
-            metadata_file: format!("file://{}", v3.display()),
-        });
-        next.last_updated_ms += 1;
-        std::fs::write(other.join("v4.metadata.json"), next.to_json().unwrap()).unwrap();
+        commit_onto(&other, 3);
         std::fs::remove_file(other.join("v2.metadata.json")).unwrap();
     });
     let snapshot = append(&c, "second").await.unwrap();
@@ -130,17 +139,8 @@ async fn a_base_deleted_with_the_commits_built_on_ours_is_no_drop() {
     // delete-after-commit): v2, v3 and v4 are deleted.
     let other = meta.clone();
     store.on_put_matching("v3.metadata.json", HookPoint::After, move || {
-        let v3 = other.join("v3.metadata.json");
-        let mut next = TableMetadata::from_json(&std::fs::read_to_string(&v3).unwrap()).unwrap();
-        for v in 4..=5 {
-            let previous = other.join(version_file_name(v - 1));
-            next.metadata_log = vec![MetadataLogEntry {
-                timestamp_ms: next.last_updated_ms,
-                metadata_file: format!("file://{}", previous.display()),
-            }];
-            next.last_updated_ms += 1;
-            std::fs::write(other.join(version_file_name(v)), next.to_json().unwrap()).unwrap();
-        }
+        commit_onto(&other, 3);
+        commit_onto(&other, 4);
         for v in 2..=4 {
             std::fs::remove_file(other.join(version_file_name(v))).unwrap();
         }
