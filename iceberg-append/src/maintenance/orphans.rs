@@ -10,7 +10,9 @@
 //! are never taken. A Hadoop checksum file (`.name.crc`, written by Java on local disk) goes
 //! with the file it belongs to. Paths compare in one canonical form (`s3a://` is `s3://`, `file:/p` is
 //! `file:///p`; `iceberg_io::canonical_location`), so files other engines recorded under
-//! another spelling are not mistaken for orphans.
+//! another spelling are not mistaken for orphans. Files of another table nested in the folder
+//! (a subfolder whose `metadata/` holds its own `*.metadata.json`) are never orphans of this
+//! one.
 
 use std::collections::BTreeSet;
 
@@ -45,6 +47,9 @@ pub struct OrphanReport {
     pub referenced: usize,
     /// Unreferenced objects left alone because they are newer than the cut-off.
     pub too_new: usize,
+    /// Objects left alone because they lie in another table's folder nested under the
+    /// location (a folder holding `metadata/*.metadata.json` of its own).
+    pub other_tables: usize,
     /// True when the orphans were deleted.
     pub deleted: bool,
     /// Why deleting them failed (some may remain).
@@ -76,17 +81,28 @@ impl DeleteOrphanFiles {
     /// file can be called an orphan).
     pub async fn find(&self, io: &FileIo, table: &Table, now_ms: i64) -> Result<OrphanReport> {
         let meta = &table.metadata;
+        if table.metadata_location.is_none() {
+            // Its current metadata file would look like an orphan (a REST server may leave
+            // `metadata-location` out).
+            return Err(Error::NotSupportedForTable {
+                table: meta.location.clone(),
+                operation: "removing orphan files".into(),
+                reason: "the catalog did not say where the table's current metadata file is".into(),
+            });
+        }
         let cut_off = self
             .older_than_ms
             .unwrap_or_else(|| now_ms.saturating_sub(DEFAULT_ORPHAN_AGE_MS));
         let referenced = referenced(io, table).await?;
         let prefix = self.location.as_deref().unwrap_or(&meta.location);
         let listed = io.list_objects(prefix).await?;
+        let nested = nested_tables(&listed, &canonical_location(&meta.location)?)?;
         let mut report = OrphanReport {
             orphans: Vec::new(),
             listed: listed.len(),
             referenced: referenced.len(),
             too_new: 0,
+            other_tables: 0,
             deleted: false,
             delete_error: None,
         };
@@ -94,6 +110,10 @@ impl DeleteOrphanFiles {
             let path = canonical_location(&object.path)?;
             let of = checksum_of(&path);
             if referenced.contains(&path) || of.is_some_and(|f| referenced.contains(&f)) {
+                continue;
+            }
+            if nested.iter().any(|root| path.starts_with(root.as_str())) {
+                report.other_tables += 1;
                 continue;
             }
             if object.last_modified_ms >= cut_off {
@@ -116,6 +136,30 @@ impl DeleteOrphanFiles {
         report.deleted = report.delete_error.is_none();
         Ok(report)
     }
+}
+
+/// The folders (canonical, each ending in `/`) of other tables under the listing: a folder
+/// whose `metadata/` holds a `*.metadata.json` (or `.gz`) and is not the table's own at
+/// `location`. A catalog may nest a table in another's folder (a namespace's `location`, the
+/// object-store catalog's `db.t.x` in `db/t/x`); their files are never this table's orphans.
+fn nested_tables(listed: &[ObjectInfo], location: &str) -> Result<BTreeSet<String>> {
+    let own = location.trim_end_matches('/');
+    let mut roots = BTreeSet::new();
+    for object in listed {
+        let path = canonical_location(&object.path)?;
+        let Some((dir, name)) = path.rsplit_once('/') else {
+            continue;
+        };
+        if !(name.ends_with(".metadata.json") || name.ends_with(".metadata.json.gz")) {
+            continue;
+        }
+        if let Some(root) = dir.strip_suffix("/metadata")
+            && root.trim_end_matches('/') != own
+        {
+            roots.insert(format!("{}/", root.trim_end_matches('/')));
+        }
+    }
+    Ok(roots)
 }
 
 /// The file a Hadoop checksum file (`dir/.name.crc`, which Java's local file system writes

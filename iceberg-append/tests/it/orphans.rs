@@ -104,3 +104,47 @@ fn chrono_now() -> i64 {
         .unwrap()
         .as_millis() as i64
 }
+
+/// Files of another table nested in the table's folder (its own `metadata/*.metadata.json`
+/// beside them) are never taken for orphans; a stray next to them still is.
+#[tokio::test]
+async fn another_tables_files_under_the_location_are_never_orphans() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    t.append(1, AppendMode::Fast).await;
+    let nested = [
+        "memory://wh/db/t/x/metadata/00000-a.metadata.json",
+        "memory://wh/db/t/x/metadata/snap-1-1-a.avro",
+        "memory://wh/db/t/x/data/part-0.parquet",
+    ];
+    let stray = "memory://wh/db/t/data/uncommitted.parquet";
+    for path in nested.iter().chain([&stray]) {
+        t.io.put(path, Bytes::from_static(b"x")).await.unwrap();
+    }
+    let table = iceberg_append::Catalog::load_table(&t.catalog, &t.ident)
+        .await
+        .unwrap();
+    let found = DeleteOrphanFiles::new()
+        .find(&t.io, &table, i64::MAX / 2)
+        .await
+        .unwrap();
+    let orphans: Vec<&str> = found.orphans.iter().map(|o| o.path.as_str()).collect();
+    assert_eq!(orphans, [stray]);
+    assert_eq!(found.other_tables, nested.len());
+}
+
+/// A table whose current metadata file the catalog did not name is refused: that file
+/// would look like an orphan.
+#[tokio::test]
+async fn a_table_without_its_metadata_location_is_refused() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    t.append(1, AppendMode::Fast).await;
+    let mut table = iceberg_append::Catalog::load_table(&t.catalog, &t.ident)
+        .await
+        .unwrap();
+    table.metadata_location = None;
+    let err = DeleteOrphanFiles::new()
+        .find(&t.io, &table, i64::MAX / 2)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("current metadata file"), "{err}");
+}

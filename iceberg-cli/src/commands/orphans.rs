@@ -61,6 +61,7 @@ fn print(as_json: bool, table: &str, report: &OrphanReport) -> Result<()> {
             "listed": report.listed,
             "referenced": report.referenced,
             "too_new": report.too_new,
+            "other_tables": report.other_tables,
             "deleted": report.deleted,
         });
         outln!("{}", serde_json::to_string_pretty(&out)?);
@@ -77,11 +78,12 @@ fn print(as_json: bool, table: &str, report: &OrphanReport) -> Result<()> {
     let verb = if report.deleted { "deleted" } else { "found" };
     outln!(
         "{table}: {verb} {} orphan file(s), {bytes} bytes, of {} listed ({} referenced, {} \
-         unreferenced but too new){}",
+         unreferenced but too new, {} of other tables nested in its folder){}",
         report.orphans.len(),
         report.listed,
         report.referenced,
         report.too_new,
+        report.other_tables,
         if report.deleted || report.orphans.is_empty() {
             ""
         } else {
