@@ -96,7 +96,11 @@ impl DeleteOrphanFiles {
         let referenced = referenced(io, table).await?;
         let prefix = self.location.as_deref().unwrap_or(&meta.location);
         let listed = io.list_objects(prefix).await?;
-        let nested = nested_tables(&listed, &canonical_location(&meta.location)?)?;
+        let paths = listed
+            .iter()
+            .map(|o| canonical_location(&o.path))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let nested = nested_tables(&paths, &canonical_location(&meta.location)?);
         let mut report = OrphanReport {
             orphans: Vec::new(),
             listed: listed.len(),
@@ -106,8 +110,7 @@ impl DeleteOrphanFiles {
             deleted: false,
             delete_error: None,
         };
-        for object in listed {
-            let path = canonical_location(&object.path)?;
+        for (object, path) in listed.into_iter().zip(paths) {
             let of = checksum_of(&path);
             if referenced.contains(&path) || of.is_some_and(|f| referenced.contains(&f)) {
                 continue;
@@ -138,15 +141,15 @@ impl DeleteOrphanFiles {
     }
 }
 
-/// The folders (canonical, each ending in `/`) of other tables under the listing: a folder
-/// whose `metadata/` holds a `*.metadata.json` (or `.gz`) and is not the table's own at
-/// `location`. A catalog may nest a table in another's folder (a namespace's `location`, the
-/// object-store catalog's `db.t.x` in `db/t/x`); their files are never this table's orphans.
-fn nested_tables(listed: &[ObjectInfo], location: &str) -> Result<BTreeSet<String>> {
+/// The folders (each ending in `/`) of other tables among the listed `paths` (canonical): a
+/// folder whose `metadata/` holds a `*.metadata.json` (or `.gz`) and is not the table's own
+/// at `location`. A catalog may nest a table in another's folder (a namespace's `location`,
+/// the object-store catalog's `db.t.x` in `db/t/x`); their files are never this table's
+/// orphans.
+fn nested_tables(paths: &[String], location: &str) -> BTreeSet<String> {
     let own = location.trim_end_matches('/');
     let mut roots = BTreeSet::new();
-    for object in listed {
-        let path = canonical_location(&object.path)?;
+    for path in paths {
         let Some((dir, name)) = path.rsplit_once('/') else {
             continue;
         };
@@ -159,7 +162,7 @@ fn nested_tables(listed: &[ObjectInfo], location: &str) -> Result<BTreeSet<Strin
             roots.insert(format!("{}/", root.trim_end_matches('/')));
         }
     }
-    Ok(roots)
+    roots
 }
 
 /// The file a Hadoop checksum file (`dir/.name.crc`, which Java's local file system writes
