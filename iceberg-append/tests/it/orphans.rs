@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use bytes::Bytes;
-use iceberg_append::{AppendMode, DeleteOrphanFiles, ExpireSnapshots};
+use iceberg_append::{AppendMode, DeleteOrphanFiles, ExpireSnapshots, OrphanReport, Table};
 use iceberg_spec::FormatVersion;
 
 use crate::support::{Fixture, existing, reachable};
@@ -31,11 +31,8 @@ async fn strays_are_orphans_once_old_and_the_table_never_is() {
         t.io.put(stray, Bytes::from_static(b"x")).await.unwrap();
     }
     let (_, meta) = t.meta().await;
-    let table = iceberg_append::Catalog::load_table(&t.catalog, &t.ident)
-        .await
-        .unwrap();
-    // Far ahead: every file is older than 3 days then.
-    let now = i64::MAX / 2;
+    let table = load(&t).await;
+    let now = FAR_AHEAD;
     let found = DeleteOrphanFiles::new()
         .find(&t.io, &table, now)
         .await
@@ -83,18 +80,30 @@ async fn what_an_expiry_kept_in_place_becomes_orphans() {
         .commit(&t.catalog, &t.ident, t.env.as_ref())
         .await
         .unwrap();
-    let table = iceberg_append::Catalog::load_table(&t.catalog, &t.ident)
-        .await
-        .unwrap();
-    let found = DeleteOrphanFiles::new()
-        .find(&t.io, &table, i64::MAX / 2)
-        .await
-        .unwrap();
+    let found = orphans_far_ahead(&t).await;
     // Exactly what the expiry would have deleted: the expired snapshots' lists and the
     // manifests merged away (not the metadata files of the log).
     let orphans: BTreeSet<String> = found.orphans.iter().map(|o| o.path.clone()).collect();
     let would: BTreeSet<String> = planned.files.paths.iter().cloned().collect();
     assert_eq!(orphans, would);
+}
+
+/// A time far ahead: every file is older than 3 days then.
+const FAR_AHEAD: i64 = i64::MAX / 2;
+
+/// The fixture's table, as its catalog has it.
+async fn load(t: &Fixture) -> Table {
+    iceberg_append::Catalog::load_table(&t.catalog, &t.ident)
+        .await
+        .unwrap()
+}
+
+/// The orphans of the fixture's table at [`FAR_AHEAD`]; nothing is deleted.
+async fn orphans_far_ahead(t: &Fixture) -> OrphanReport {
+    DeleteOrphanFiles::new()
+        .find(&t.io, &load(t).await, FAR_AHEAD)
+        .await
+        .unwrap()
 }
 
 /// Now in ms, from the system clock (the store stamps objects with it).
@@ -120,13 +129,7 @@ async fn another_tables_files_under_the_location_are_never_orphans() {
     for path in nested.iter().chain([&stray]) {
         t.io.put(path, Bytes::from_static(b"x")).await.unwrap();
     }
-    let table = iceberg_append::Catalog::load_table(&t.catalog, &t.ident)
-        .await
-        .unwrap();
-    let found = DeleteOrphanFiles::new()
-        .find(&t.io, &table, i64::MAX / 2)
-        .await
-        .unwrap();
+    let found = orphans_far_ahead(&t).await;
     let orphans: Vec<&str> = found.orphans.iter().map(|o| o.path.as_str()).collect();
     assert_eq!(orphans, [stray]);
     assert_eq!(found.other_tables, nested.len());
@@ -138,12 +141,10 @@ async fn another_tables_files_under_the_location_are_never_orphans() {
 async fn a_table_without_its_metadata_location_is_refused() {
     let mut t = Fixture::new(FormatVersion::V2).await;
     t.append(1, AppendMode::Fast).await;
-    let mut table = iceberg_append::Catalog::load_table(&t.catalog, &t.ident)
-        .await
-        .unwrap();
+    let mut table = load(&t).await;
     table.metadata_location = None;
     let err = DeleteOrphanFiles::new()
-        .find(&t.io, &table, i64::MAX / 2)
+        .find(&t.io, &table, FAR_AHEAD)
         .await
         .unwrap_err();
     assert!(err.to_string().contains("current metadata file"), "{err}");
