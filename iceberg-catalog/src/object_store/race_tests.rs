@@ -19,6 +19,16 @@ use super::*;
 /// The catalog over `dir` through a fault injector, with `db.t` created and appended to once
 /// (it is at `v2`); returns the injector and the metadata folder.
 async fn table_at_v2(dir: &Path) -> (ObjectStoreCatalog, FaultInjectingStore, PathBuf) {
+    let (c, store) = catalog_at(dir).await;
+    c.create_table(&ident(), TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    append(&c, "first").await.unwrap();
+    (c, store, dir.join("db/t/metadata"))
+}
+
+/// The catalog over `dir` through a fault injector, with namespace `db`; and the injector.
+async fn catalog_at(dir: &Path) -> (ObjectStoreCatalog, FaultInjectingStore) {
     let store = FaultInjectingStore::new(Arc::new(LocalFileSystem::new()));
     let io = FileIo::with_store("file:///", Arc::new(store.clone()));
     let warehouse = format!("file://{}", dir.display());
@@ -29,12 +39,11 @@ async fn table_at_v2(dir: &Path) -> (ObjectStoreCatalog, FaultInjectingStore, Pa
     c.create_namespace(&NamespaceIdent::parse("db").unwrap(), BTreeMap::new())
         .await
         .unwrap();
-    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
-    c.create_table(&ident(), TableCreation::new("", schema))
-        .await
-        .unwrap();
-    append(&c, "first").await.unwrap();
-    (c, store, dir.join("db/t/metadata"))
+    (c, store)
+}
+
+fn schema() -> Schema {
+    Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap()
 }
 
 fn ident() -> TableIdent {
@@ -159,20 +168,10 @@ async fn a_base_deleted_with_the_commits_built_on_ours_is_no_drop() {
 #[tokio::test]
 async fn a_failed_create_is_an_unknown_outcome() {
     let dir = tempfile::tempdir().unwrap();
-    let store = FaultInjectingStore::new(Arc::new(LocalFileSystem::new()));
-    let io = FileIo::with_store("file:///", Arc::new(store.clone()));
-    let warehouse = format!("file://{}", dir.path().display());
-    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 1, 31));
-    let c = ObjectStoreCatalog::open_with_env(io, &warehouse, env)
-        .await
-        .unwrap();
-    c.create_namespace(&NamespaceIdent::parse("db").unwrap(), BTreeMap::new())
-        .await
-        .unwrap();
+    let (c, store) = catalog_at(dir.path()).await;
     store.fail_puts_matching("v1.metadata.json");
-    let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
     let err = c
-        .create_table(&ident(), TableCreation::new("", schema))
+        .create_table(&ident(), TableCreation::new("", schema()))
         .await
         .unwrap_err();
     assert!(err.is_commit_state_unknown(), "{err}");
