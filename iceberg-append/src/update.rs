@@ -35,6 +35,7 @@ use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::evolve::SchemaEvolution;
 use crate::plan::log_previous_metadata;
+use crate::table::Table;
 
 /// A metadata change without a snapshot (see the module docs).
 #[derive(Debug, Clone, Default)]
@@ -430,11 +431,14 @@ pub(crate) async fn commit_steps(
         };
         let attempt_base = std::mem::replace(&mut base, catalog.load_table(ident).await?);
         // A store that retried its conditional create may call our own landed write a
-        // conflict: then the table is exactly what this attempt wrote.
-        if landed(&base.metadata, &new, base_location.as_deref()) {
+        // conflict: then the table holds exactly what this attempt wrote, as its current
+        // file or, when another writer went on top before the reload, in its log.
+        if let Some(location) =
+            landed_at(catalog, &table, &base, &new, base_location.as_deref()).await?
+        {
             return Ok(Landed {
                 outcome: UpdateOutcome {
-                    metadata_location: base.metadata_location.clone().unwrap_or_default(),
+                    metadata_location: location,
                     schema_id: new.current_schema_id,
                     spec_id: new.default_spec_id,
                     sort_order_id: new.default_sort_order_id,
@@ -459,6 +463,46 @@ pub(crate) async fn commit_steps(
         tokio::time::sleep(backoff(attempt, retry.min_wait_ms, retry.max_wait_ms, env)).await;
         attempt += 1;
     }
+}
+
+/// Where `current` holds the metadata an attempt wrote as `ours` on the base at
+/// `base_location`: its current file, or a file of its log stamped with our time and read to
+/// be sure (a later commit went on top of ours before the reload).
+///
+/// # Errors
+/// [`Error::CommitStateUnknown`] when such a file cannot be read: ours may have landed.
+async fn landed_at(
+    catalog: &dyn Catalog,
+    table: &str,
+    current: &Table,
+    ours: &TableMetadata,
+    base_location: Option<&str>,
+) -> Result<Option<String>> {
+    if landed(&current.metadata, ours, base_location) {
+        return Ok(Some(current.metadata_location.clone().unwrap_or_default()));
+    }
+    let stamped = current
+        .metadata
+        .metadata_log
+        .iter()
+        .rev()
+        .filter(|e| e.timestamp_ms == ours.last_updated_ms);
+    for entry in stamped {
+        let earlier = Table::load(catalog.io(), &entry.metadata_file)
+            .await
+            .map_err(|e| Error::CommitStateUnknown {
+                table: table.to_string(),
+                snapshot_id: None,
+                reason: format!(
+                    "the table moved on and {} (which may be ours) cannot be read: {e}",
+                    entry.metadata_file
+                ),
+            })?;
+        if landed(&earlier.metadata, ours, base_location) {
+            return Ok(Some(entry.metadata_file.clone()));
+        }
+    }
+    Ok(None)
 }
 
 /// Whether `current` is the metadata an attempt wrote as `ours` on the base at `base_location`.

@@ -281,6 +281,48 @@ async fn a_lost_answer_still_cleans_up_after_the_expiry_that_landed() {
     assert_eq!(existing(&t.io, &kept).await, kept);
 }
 
+/// Our expiry lands, its answer is lost and another writer appends on top before the reload:
+/// the expiry is found one file back in the log, reported once, and the files only its
+/// expired snapshots reached are deleted (not leaked by a second expiry of what was left).
+#[tokio::test]
+async fn a_lost_answer_under_a_later_append_still_cleans_up_after_the_expiry_that_landed() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    for _ in 0..3 {
+        t.append(1, AppendMode::Merge).await;
+    }
+    let theirs = "memory://wh/db/t/data/theirs.parquet";
+    t.io.put(theirs, Bytes::from_static(b"PAR1")).await.unwrap();
+    let racing = racing(
+        t.catalog.clone(),
+        t.env.clone(),
+        Some(Race::LandedThenAppended(Box::new(DataFile {
+            file_path: theirs.into(),
+            record_count: 1,
+            file_size_in_bytes: 4,
+            ..Default::default()
+        }))),
+    );
+    let (_, meta) = t.meta().await;
+    let head = meta.current_snapshot_id;
+    let before = reachable(&t.io, &meta).await;
+    let report = ExpireSnapshots::new()
+        .older_than_ms(i64::MAX)
+        .commit(&racing, &t.ident, t.env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!((report.attempts, report.expired_snapshots.len()), (1, 2));
+    let (_, after) = t.meta().await;
+    // Our expiry's head and their append on it.
+    assert_eq!(after.snapshots.len(), 2);
+    assert!(after.snapshot_by_id(head.unwrap()).is_some());
+    let kept = reachable(&t.io, &after).await;
+    assert!(kept.contains(theirs));
+    let gone: BTreeSet<String> = before.difference(&kept).cloned().collect();
+    assert!(!gone.is_empty());
+    assert!(existing(&t.io, &gone).await.is_empty(), "leaked: {gone:?}");
+    assert_eq!(existing(&t.io, &kept).await, kept);
+}
+
 /// A table of four merge appends (so an expiry has lists, manifests and data files to
 /// delete) on a fault-injecting in-memory store.
 async fn faulty_table() -> (Fixture, iceberg_io::testing::FaultInjectingStore) {

@@ -55,6 +55,9 @@ pub(crate) enum Race {
     Evolve(Box<(DataFile, SchemaEvolution)>),
     /// Our swap lands, then the catalog says "conflict".
     LandedThenConflict,
+    /// Our swap lands, another writer appends this file on top of it, then the catalog says
+    /// "conflict" (the answer lost, the table moved on before the reload).
+    LandedThenAppended(Box<DataFile>),
 }
 
 /// An in-memory catalog whose first swap meets a [`Race`].
@@ -125,6 +128,19 @@ impl CommitInterceptor<InMemoryCatalog> for RaceAt {
             }
             Some(Race::LandedThenConflict) => {
                 inner.commit(ident, base, new).await?;
+                return Err(conflict(ident, base));
+            }
+            Some(Race::LandedThenAppended(theirs)) => {
+                inner.commit(ident, base, new).await?;
+                commit_append(
+                    inner,
+                    ident,
+                    vec![*theirs],
+                    BTreeMap::new(),
+                    self.env.as_ref(),
+                )
+                .await
+                .unwrap();
                 return Err(conflict(ident, base));
             }
             None => {}

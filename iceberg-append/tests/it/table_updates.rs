@@ -170,6 +170,26 @@ async fn our_landed_update_reported_as_conflict_is_success() {
     assert_eq!(m.metadata_log.len(), before.metadata.metadata_log.len() + 1);
 }
 
+/// Our update lands, its answer is lost and another writer appends on top before the reload:
+/// the update is found one file back in the log and reported as done, not made again (which
+/// would refuse the column it added itself).
+#[tokio::test]
+async fn our_landed_update_under_a_later_append_is_success() {
+    let (catalog, ident) = setup(Some(Race::LandedThenAppended(Box::new(file("theirs"))))).await;
+    let before = catalog.load_table(&ident).await.unwrap();
+    let env = catalog.interceptor.env.clone();
+    let done = commit_table_update(&catalog, &ident, &plan(&before.metadata), env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(done.attempts, 1);
+    let m = catalog.load_table(&ident).await.unwrap().metadata;
+    assert_eq!(m.schemas.len(), 2, "landed once");
+    assert_eq!(m.metadata_log.len(), before.metadata.metadata_log.len() + 2);
+    let ours = &m.metadata_log[m.metadata_log.len() - 1];
+    assert_eq!(done.metadata_location, ours.metadata_file);
+    assert_eq!(m.snapshots.len(), before.metadata.snapshots.len() + 1);
+}
+
 #[tokio::test]
 async fn refused_updates_name_what_and_leave_the_table_as_it_was() {
     let (catalog, ident) = setup(None).await;
