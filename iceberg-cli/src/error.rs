@@ -116,6 +116,16 @@ impl Error {
         }
     }
 
+    /// True when the commit may have landed (the catalog could not tell): nothing it may
+    /// reference can be undone, the table this command created included.
+    pub(crate) fn outcome_unknown(&self) -> bool {
+        match self {
+            Self::Commit(e) => e.is_commit_state_unknown(),
+            Self::Aborted { cause } => cause.outcome_unknown(),
+            _ => false,
+        }
+    }
+
     /// True for a closed stdout (`iceberg tree t | head`): the reader's choice, not a failure.
     pub(crate) fn is_broken_pipe(&self) -> bool {
         matches!(self, Self::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)

@@ -216,7 +216,8 @@ async fn append(
                     progress,
                 ))
                 .await;
-                if result.is_err() {
+                // Unless the append may have landed: then its rows may be in the table.
+                if result.as_ref().is_err_and(|e| !e.outcome_unknown()) {
                     let _ = open.catalog.drop_table(ident, true).await;
                 }
                 result.map(|mut o| {
@@ -227,7 +228,7 @@ async fn append(
             Err(e) => Err(e),
         },
     };
-    if result.is_err() {
+    if result.as_ref().is_err_and(|e| !e.outcome_unknown()) {
         drop_namespace(open, ident, namespace).await;
     }
     result.map(Some)

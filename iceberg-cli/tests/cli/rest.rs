@@ -1,7 +1,7 @@
 //! The binary through a REST catalog (a rustberg server): `--catalog http://...` with
 //! `--catalog-property`, as a user whose tables live behind Polaris or Unity runs it.
 
-use iceberg_catalog::testing::RestServer;
+use iceberg_catalog::testing::{Fault, FaultProxy, RestServer};
 
 use crate::Env;
 
@@ -99,4 +99,46 @@ fn catalog_properties_without_a_rest_catalog_are_refused() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--catalog-property token"), "{stderr}");
+}
+
+/// `add-files --create` whose commit's outcome the catalog cannot tell (every commit request
+/// answered 503, so the client cannot know whether one landed) keeps the table it created:
+/// the files may be in it. Exit 5, and nothing claims the table unchanged.
+#[test]
+fn an_unknown_add_files_outcome_keeps_the_table_it_created() {
+    let env = Env::new();
+    let wh = env.path("server-warehouse");
+    std::fs::create_dir_all(&wh).unwrap();
+    let Some(server) = RestServer::start(
+        "an_unknown_add_files_outcome_keeps_the_table_it_created",
+        &format!("file://{}", wh.display()),
+        None,
+    ) else {
+        return;
+    };
+    let proxy = FaultProxy::start(&server.uri);
+    proxy.inject("POST", "/namespaces/db/tables/t", Fault::Unavailable, 1000);
+    let file = crate::fixtures::parquet(&env, "a.parquet", &[1, 2, 3]);
+    let run = |uri: &str, args: &[&str]| {
+        let all: Vec<&str> = ["--catalog", uri].iter().chain(args).copied().collect();
+        env.run(&all)
+    };
+    let out = run(
+        &proxy.uri,
+        &[
+            "add-files",
+            "db.t",
+            file.to_str().unwrap(),
+            "--create",
+            "--table-property",
+            "commit.retry.num-retries=1",
+            "--table-property",
+            "commit.retry.min-wait-ms=1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(5), "{out:?}\n{:#?}", proxy.log());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("unchanged"), "{stderr}");
+    let kept = run(&server.uri, &["inspect", "db.t"]);
+    assert!(kept.status.success(), "the table was dropped: {kept:?}");
 }

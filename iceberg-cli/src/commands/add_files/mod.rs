@@ -144,6 +144,8 @@ async fn add(
     }
     match handle.add_files(paths, partition, on_file).await {
         Ok(outcome) => report(cli.json, ident, &outcome, created),
+        // The files may be in the table: it stays, and nothing claims the table unchanged.
+        Err(e) if e.is_commit_state_unknown() => Err(e.into()),
         Err(e) => {
             if created {
                 // The table did not exist before this command: leave it so.
