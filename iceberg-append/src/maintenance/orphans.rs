@@ -20,6 +20,7 @@ use iceberg_io::{FileIo, ObjectInfo, canonical_location};
 use iceberg_spec::{Snapshot, TableMetadata};
 
 use super::reach::{live_files, manifests_of};
+use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, Result};
 use crate::table::{Table, metadata_dir};
 
@@ -111,8 +112,7 @@ impl DeleteOrphanFiles {
             delete_error: None,
         };
         for (object, path) in listed.into_iter().zip(paths) {
-            let of = checksum_of(&path);
-            if referenced.contains(&path) || of.is_some_and(|f| referenced.contains(&f)) {
+            if is_referenced(&referenced, &path) {
                 continue;
             }
             if nested.iter().any(|root| path.starts_with(root.as_str())) {
@@ -133,12 +133,50 @@ impl DeleteOrphanFiles {
     /// # Errors
     /// As [`Self::find`]; a failed deletion is in [`OrphanReport::delete_error`].
     pub async fn delete(&self, io: &FileIo, table: &Table, now_ms: i64) -> Result<OrphanReport> {
-        let mut report = self.find(io, table, now_ms).await?;
-        let paths = report.orphans.iter().map(|o| o.path.clone()).collect();
-        report.delete_error = io.delete_many(paths).await.err().map(Error::from);
-        report.deleted = report.delete_error.is_none();
-        Ok(report)
+        let report = self.find(io, table, now_ms).await?;
+        Ok(delete_orphans(io, report).await)
     }
+
+    /// [`Self::delete`] for table `ident` of `catalog`, loaded again after the search: a
+    /// file a commit came to refer to while the folder was listed (files added in place, as
+    /// `add-files` does) is left alone. Only the short time between that load and the
+    /// deletes stays open, where [`Self::delete`] leaves the whole search open.
+    ///
+    /// # Errors
+    /// As [`Self::find`], or loading the table.
+    pub async fn delete_from(
+        &self,
+        catalog: &dyn Catalog,
+        ident: &TableIdent,
+        now_ms: i64,
+    ) -> Result<OrphanReport> {
+        let table = catalog.load_table(ident).await?;
+        let io = catalog.table_io(&table);
+        let mut report = self.find(&io, &table, now_ms).await?;
+        let now = catalog.load_table(ident).await?;
+        if now.metadata_location != table.metadata_location {
+            let referenced = referenced(&io, &now).await?;
+            report.orphans.retain(|o| {
+                canonical_location(&o.path).is_ok_and(|p| !is_referenced(&referenced, &p))
+            });
+            report.referenced = referenced.len();
+        }
+        Ok(delete_orphans(&io, report).await)
+    }
+}
+
+/// Whether `path` (canonical) is one of the `referenced` files, or the Hadoop checksum file
+/// of one.
+fn is_referenced(referenced: &BTreeSet<String>, path: &str) -> bool {
+    referenced.contains(path) || checksum_of(path).is_some_and(|f| referenced.contains(&f))
+}
+
+/// Deletes the orphans `report` found, saying in it how that went.
+async fn delete_orphans(io: &FileIo, mut report: OrphanReport) -> OrphanReport {
+    let paths = report.orphans.iter().map(|o| o.path.clone()).collect();
+    report.delete_error = io.delete_many(paths).await.err().map(Error::from);
+    report.deleted = report.delete_error.is_none();
+    report
 }
 
 /// The folders (each ending in `/`) of other tables among the listed `paths` (canonical): a

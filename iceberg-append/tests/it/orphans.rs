@@ -7,9 +7,18 @@
 
 use std::collections::BTreeSet;
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
 use bytes::Bytes;
-use iceberg_append::{AppendMode, DeleteOrphanFiles, ExpireSnapshots, OrphanReport, Table};
-use iceberg_spec::FormatVersion;
+use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
+use iceberg_append::{
+    AppendMode, Catalog, DeleteOrphanFiles, DeterministicEnvironment, ExpireSnapshots,
+    InMemoryCatalog, OrphanReport, Table, TableIdent, commit_append,
+};
+use iceberg_spec::{DataFile, FormatVersion, TableMetadata};
 
 use crate::support::{Fixture, existing, reachable};
 
@@ -148,4 +157,82 @@ async fn a_table_without_its_metadata_location_is_refused() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("current metadata file"), "{err}");
+}
+
+/// A file added in place (as `add-files` does) by a commit that lands while the folder is
+/// being searched is no orphan: `delete_from` loads the table again before deleting.
+#[tokio::test]
+async fn a_file_added_during_the_search_is_not_deleted() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    t.append(1, AppendMode::Fast).await;
+    let added = "memory://wh/db/t/data/added-in-place.parquet";
+    let stray = "memory://wh/db/t/data/uncommitted.parquet";
+    for path in [added, stray] {
+        t.io.put(path, Bytes::from_static(b"PAR1")).await.unwrap();
+    }
+    let catalog = InterceptingCatalog::new(
+        t.catalog.clone(),
+        AddsAtSecondLoad {
+            loads: AtomicUsize::new(0),
+            file: Mutex::new(Some(DataFile {
+                file_path: added.into(),
+                record_count: 1,
+                file_size_in_bytes: 4,
+                ..Default::default()
+            })),
+            env: t.env.clone(),
+        },
+    );
+    let report = DeleteOrphanFiles::new()
+        .delete_from(&catalog, &t.ident, FAR_AHEAD)
+        .await
+        .unwrap();
+    assert!(report.deleted);
+    let orphans: Vec<&str> = report.orphans.iter().map(|o| o.path.as_str()).collect();
+    assert_eq!(orphans, [stray]);
+    let (_, meta) = t.meta().await;
+    let kept = reachable(&t.io, &meta).await;
+    assert!(kept.contains(added));
+    assert_eq!(existing(&t.io, &kept).await, kept);
+}
+
+/// A catalog whose second load of the table first lands another writer's commit of `file`.
+#[derive(Debug)]
+struct AddsAtSecondLoad {
+    loads: AtomicUsize,
+    file: Mutex<Option<DataFile>>,
+    env: Arc<DeterministicEnvironment>,
+}
+
+#[async_trait]
+impl CommitInterceptor<InMemoryCatalog> for AddsAtSecondLoad {
+    async fn commit(
+        &self,
+        inner: &InMemoryCatalog,
+        ident: &TableIdent,
+        base: &str,
+        new: &TableMetadata,
+    ) -> iceberg_append::Result<String> {
+        inner.commit(ident, base, new).await
+    }
+
+    async fn load_table(
+        &self,
+        inner: &InMemoryCatalog,
+        ident: &TableIdent,
+    ) -> iceberg_append::Result<Table> {
+        if self.loads.fetch_add(1, Ordering::SeqCst) == 1 {
+            let file = self.file.lock().unwrap().take();
+            commit_append(
+                inner,
+                ident,
+                file.into_iter().collect(),
+                BTreeMap::new(),
+                self.env.as_ref(),
+            )
+            .await
+            .unwrap();
+        }
+        inner.load_table(ident).await
+    }
 }

@@ -27,10 +27,13 @@ pub(crate) async fn run(cli: &Cli, args: &OrphansArgs) -> Result<()> {
     let open = OpenCatalog::open(cli, false).await?;
     let result = async {
         let (ident, table) = open.load(&args.table).await?;
-        let io = open.catalog.table_io(&table);
         let report = if args.delete {
-            search.delete(&io, &table, now_ms).await?
+            // Loaded again after the search: what a commit referred to meanwhile stays.
+            search
+                .delete_from(open.catalog.as_ref(), &ident, now_ms)
+                .await?
         } else {
+            let io = open.catalog.table_io(&table);
             search.find(&io, &table, now_ms).await?
         };
         Ok::<_, Error>((ident, report))
