@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use iceberg_spec::types::PrimitiveType;
 use iceberg_spec::{Datum, PartitionField, PartitionSpec, Schema, Transform};
 
 use crate::error::{Error, Result};
@@ -174,6 +175,16 @@ fn from_stats(facts: &FileFacts<'_>, field: &PartitionField, schema: &Schema) ->
     if col.nulls > 0 {
         return Told::Spans(format!(
             "column `{column}` holds nulls and values, so the file spans partitions"
+        ));
+    }
+    // pyarrow, parquet-rs and DataFusion leave NaN out of a float column's min and max:
+    // bounds of one value do not show that the file holds no NaN beside it.
+    if matches!(
+        schema.primitive_type(field.source_id),
+        Ok(PrimitiveType::Float | PrimitiveType::Double)
+    ) {
+        return Told::Unknown(format!(
+            "column `{column}` is a float, whose bounds leave NaN values out"
         ));
     }
     let (Some(min), Some(max)) = (&col.min, &col.max) else {

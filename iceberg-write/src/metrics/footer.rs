@@ -159,20 +159,77 @@ fn has_nan(stats: &Statistics) -> bool {
 }
 
 /// Row-group start offsets: the dictionary page of the first column chunk if it has one,
-/// else its first data page.
+/// else its first data page (parquet-mr's `getStartingPos`: a dictionary offset of 0, which
+/// some writers put for "none", or one past the data page is no start).
 pub(crate) fn split_offsets(meta: &ParquetMetaData) -> Vec<i64> {
     let mut offsets: Vec<i64> = meta
         .row_groups()
         .iter()
         .filter_map(|rg| {
             let first = rg.columns().first()?;
+            let data = first.data_page_offset();
             Some(
                 first
                     .dictionary_page_offset()
-                    .unwrap_or_else(|| first.data_page_offset()),
+                    .filter(|d| *d > 0 && *d < data)
+                    .unwrap_or(data),
             )
         })
         .collect();
     offsets.sort_unstable();
     offsets
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::Arc;
+
+    use parquet::basic::Type as PhysicalType;
+    use parquet::file::metadata::{ColumnChunkMetaData, FileMetaData, RowGroupMetaData};
+    use parquet::schema::types::{SchemaDescriptor, Type};
+
+    use super::*;
+
+    /// Row groups whose first chunk has the given (dictionary, first data page) offsets.
+    fn footer(chunks: &[(Option<i64>, i64)]) -> ParquetMetaData {
+        let leaf = Type::primitive_type_builder("a", PhysicalType::INT32)
+            .build()
+            .unwrap();
+        let root = Type::group_type_builder("schema")
+            .with_fields(vec![Arc::new(leaf)])
+            .build()
+            .unwrap();
+        let schema = Arc::new(SchemaDescriptor::new(Arc::new(root)));
+        let groups = chunks
+            .iter()
+            .map(|(dictionary, data)| {
+                let chunk = ColumnChunkMetaData::builder(schema.column(0))
+                    .set_dictionary_page_offset(*dictionary)
+                    .set_data_page_offset(*data)
+                    .build()
+                    .unwrap();
+                RowGroupMetaData::builder(schema.clone())
+                    .set_num_rows(1)
+                    .set_column_metadata(vec![chunk])
+                    .build()
+                    .unwrap()
+            })
+            .collect();
+        let file = FileMetaData::new(1, chunks.len() as i64, None, None, schema, None);
+        ParquetMetaData::new(file, groups)
+    }
+
+    /// A row group starts at its dictionary page only where that offset is one (parquet-mr's
+    /// `getStartingPos`): some writers put 0 for "no dictionary".
+    #[test]
+    fn split_offsets_skip_dictionary_offsets_that_are_no_start() {
+        let meta = footer(&[
+            (Some(4), 40),
+            (Some(0), 900),
+            (None, 2_000),
+            (Some(5_000), 3_000),
+        ]);
+        assert_eq!(split_offsets(&meta), vec![4, 900, 2_000, 3_000]);
+    }
 }

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use iceberg_spec::properties::{DEFAULT_METRICS_MAX_INFERRED_COLUMN_DEFAULTS, MetricsProperties};
-use iceberg_spec::types::{StructType, Type};
+use iceberg_spec::types::{NestedField, StructType, Type};
 use iceberg_spec::{MetricsMode, Schema};
 
 /// Metrics settings before they are resolved against a schema.
@@ -50,9 +50,10 @@ impl MetricsConfig {
     pub fn resolve(&self, schema: &Schema) -> HashMap<i32, MetricsMode> {
         let primitives = primitive_ids_in_java_order(schema.as_struct(), usize::MAX);
         let mut by_name: HashMap<String, MetricsMode> = HashMap::new();
+        let counted = java_projected_id_count(schema.as_struct());
         let default_mode = match self.default_mode {
             Some(m) => m,
-            None if primitives.len() <= self.max_inferred_column_defaults => MetricsMode::default(),
+            None if counted <= self.max_inferred_column_defaults => MetricsMode::default(),
             None => {
                 let first = primitive_ids_in_java_order(
                     schema.as_struct(),
@@ -89,6 +90,38 @@ impl MetricsConfig {
             })
             .collect()
     }
+}
+
+/// How many ids Java's `TypeUtil.getProjectedIds(schema)` holds, which its `MetricsConfig`
+/// compares with `max-inferred-column-defaults`: every struct field that is a primitive or a
+/// struct, a list's element and a map's key and value only when the element or value is a
+/// primitive (so a map of lists counts no key), and everything nested.
+fn java_projected_id_count(root: &StructType) -> usize {
+    fn of_struct(s: &StructType) -> usize {
+        s.fields
+            .iter()
+            .map(|f| {
+                let own = matches!(f.field_type, Type::Primitive(_) | Type::Struct(_));
+                usize::from(own) + nested(&f.field_type)
+            })
+            .sum()
+    }
+    fn nested(t: &Type) -> usize {
+        let primitive = |f: &NestedField| matches!(f.field_type, Type::Primitive(_));
+        match t {
+            Type::Primitive(_) => 0,
+            Type::Struct(s) => of_struct(s),
+            Type::List(l) => {
+                usize::from(primitive(&l.element_field)) + nested(&l.element_field.field_type)
+            }
+            Type::Map(m) => {
+                2 * usize::from(primitive(&m.value_field))
+                    + nested(&m.key_field.field_type)
+                    + nested(&m.value_field.field_type)
+            }
+        }
+    }
+    of_struct(root)
 }
 
 /// Primitive field ids in the order Java's `MetricsConfig.limitFieldIds` visits them: a
@@ -137,7 +170,7 @@ fn primitive_ids_in_java_order(root: &StructType, limit: usize) -> Vec<i32> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use iceberg_spec::types::{ListType, NestedField, PrimitiveType};
+    use iceberg_spec::types::{ListType, MapType, PrimitiveType};
 
     use super::*;
 
@@ -175,6 +208,62 @@ mod tests {
                 .values()
                 .all(|m| *m == MetricsMode::Truncate(16))
         );
+    }
+
+    /// Java counts the schema's projected ids, not its primitives: a struct counts itself,
+    /// a map whose value is a list counts no key.
+    #[test]
+    fn hundred_column_rule_counts_as_java_does() {
+        let list_map = |id: i32, name: &str| {
+            let list = Type::List(ListType::new(id + 2, PrimitiveType::Int, false));
+            NestedField::optional(
+                id,
+                name,
+                Type::Map(MapType::new(
+                    id + 1,
+                    PrimitiveType::String,
+                    id + 3,
+                    list,
+                    false,
+                )),
+            )
+        };
+        let mut fields: Vec<NestedField> = (1..=96)
+            .map(|i| NestedField::optional(i, format!("c{i}"), PrimitiveType::Int))
+            .collect();
+        fields.push(list_map(200, "m1"));
+        fields.push(list_map(210, "m2"));
+        fields.push(NestedField::optional(
+            220,
+            "s",
+            Type::Struct(StructType::new(vec![NestedField::optional(
+                221,
+                "x",
+                PrimitiveType::Int,
+            )])),
+        ));
+        let s = Schema::new(0, fields.clone()).unwrap();
+        // 96 columns, two list elements, `s` and `s.x`: 100 ids, 102 primitives.
+        assert_eq!(java_projected_id_count(s.as_struct()), 100);
+        let modes = MetricsConfig::default().resolve(&s);
+        assert!(
+            modes.values().all(|m| *m == MetricsMode::Truncate(16)),
+            "{modes:?}"
+        );
+        // One more struct field is 102 ids: past the limit, the last nested ones get none.
+        fields.push(NestedField::optional(
+            230,
+            "t",
+            Type::Struct(StructType::new(vec![NestedField::optional(
+                231,
+                "y",
+                PrimitiveType::Int,
+            )])),
+        ));
+        let s = Schema::new(0, fields).unwrap();
+        let modes = MetricsConfig::default().resolve(&s);
+        assert_eq!(modes[&96], MetricsMode::Truncate(16));
+        assert_eq!(modes[&231], MetricsMode::None);
     }
 
     #[test]

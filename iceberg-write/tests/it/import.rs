@@ -477,6 +477,51 @@ fn a_file_spanning_partitions_is_refused_and_hive_folders_give_the_tuple() {
     });
 }
 
+/// A float column's bounds leave NaN out (pyarrow, parquet-rs): a file of 1.5 and NaN has
+/// bounds [1.5, 1.5], so inference cannot tell an identity partition of it; a given value
+/// is taken.
+#[test]
+fn a_float_partition_is_never_inferred_from_bounds_that_leave_nan_out() {
+    run(async {
+        let io = FileIo::memory();
+        let spec = PartitionSpec::builder(&table())
+            .add("amount", Transform::Identity)
+            .unwrap()
+            .build()
+            .unwrap();
+        let t = target(&spec);
+        let schema = Arc::new(ArrowSchema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("amount", DataType::Float64, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(vec![1, 2, 3])),
+                Arc::new(Float64Array::from(vec![1.5, f64::NAN, 1.5])),
+            ],
+        )
+        .unwrap();
+        let path = "memory://x/nan.parquet";
+        put_foreign(&io, path, &batch, 1_000).await;
+        let (footer, _) = read_parquet_footer(&io, path).await.unwrap();
+        let stats = footer.row_group(0).column(1).statistics().unwrap();
+        assert_eq!(stats.min_bytes_opt(), Some(&1.5f64.to_le_bytes()[..]));
+        assert_eq!(stats.max_bytes_opt(), Some(&1.5f64.to_le_bytes()[..]));
+        let err = data_file_from_parquet(&io, path, &t, &PartitionSource::Infer)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, iceberg_write::Error::Partition { field, reason, .. }
+                if field == "amount" && reason.contains("NaN")),
+            "{err}"
+        );
+        let given = PartitionSource::Given(vec![Some(Datum::double(1.5))]);
+        let f = data_file_from_parquet(&io, path, &t, &given).await.unwrap();
+        assert_eq!(f.data_file.partition, vec![Some(Datum::double(1.5))]);
+    });
+}
+
 #[test]
 fn a_footer_past_the_first_read_is_fetched_whole() {
     run(async {
