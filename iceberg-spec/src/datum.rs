@@ -223,6 +223,24 @@ impl Datum {
         }
     }
 
+    /// This value in the widest type a schema evolution can promote its column to (an int
+    /// as a long, a float as a double, a decimal at precision 38): a value written before
+    /// its column was widened then compares and hashes as the ones written after.
+    pub fn widest(&self) -> Datum {
+        match self {
+            Self::Int(v) => Self::Long(i64::from(*v)),
+            Self::Float(v) => Self::Double(f64::from(*v)),
+            Self::Decimal {
+                unscaled, scale, ..
+            } => Self::Decimal {
+                unscaled: *unscaled,
+                precision: 38,
+                scale: *scale,
+            },
+            other => other.clone(),
+        }
+    }
+
     /// The spec's ordering of two values of the same type; `None` across types.
     ///
     /// Floats and doubles use Java's `Float.compare`/`Double.compare` total order

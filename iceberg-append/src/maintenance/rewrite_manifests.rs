@@ -296,7 +296,8 @@ fn existing_entries(
     Ok(out)
 }
 
-/// Partition tuples in order, null first in each field.
+/// Partition tuples in order, null first in each field; values compare as their widest
+/// promotions (a total order also over values written before a source column was widened).
 fn compare_partitions(
     a: &[Option<iceberg_spec::Datum>],
     b: &[Option<iceberg_spec::Datum>],
@@ -306,7 +307,10 @@ fn compare_partitions(
             (None, None) => std::cmp::Ordering::Equal,
             (None, Some(_)) => std::cmp::Ordering::Less,
             (Some(_), None) => std::cmp::Ordering::Greater,
-            (Some(x), Some(y)) => x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal),
+            (Some(x), Some(y)) => x
+                .widest()
+                .partial_cmp(&y.widest())
+                .unwrap_or(std::cmp::Ordering::Equal),
         };
         if o.is_ne() {
             return o;

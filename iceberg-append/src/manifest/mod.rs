@@ -8,11 +8,12 @@ mod read;
 mod summary;
 
 use iceberg_spec::AvroCodec;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use iceberg_spec::{
-    DataContentType, FormatVersion, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus,
-    PartitionSpec, Schema, StructType,
+    DataContentType, Datum, FormatVersion, ManifestContent, ManifestEntry, ManifestFile,
+    ManifestStatus, PartitionSpec, PrimitiveType, Schema, StructType,
 };
 
 use crate::avro::{self, ContainerWriter, encode};
@@ -67,6 +68,7 @@ pub fn encode_manifests(
 ) -> Result<Vec<EncodedManifest>> {
     let pt = ctx.spec.partition_type(ctx.schema)?;
     let types = encode::partition_types(&pt);
+    let entries = &*promoted(entries, &types);
     let schema_json = avro::schema::manifest_entry_schema(ctx.version, &pt).to_string();
     let mut meta = vec![
         ("schema", ctx.schema.to_json().to_string()),
@@ -123,6 +125,40 @@ pub fn encode_manifests(
         start = end;
     }
     Ok(out)
+}
+
+/// `entries` with the partition values of manifests written before a source column was
+/// widened (int where the partition type is now long, float where it is double) promoted,
+/// as Java's projection reads them: a merge or rewrite carries them in the wider type.
+fn promoted<'e>(entries: &'e [ManifestEntry], types: &[PrimitiveType]) -> Cow<'e, [ManifestEntry]> {
+    let narrower = |d: &Option<Datum>, t: &PrimitiveType| {
+        matches!(
+            (d, t),
+            (Some(Datum::Int(_)), PrimitiveType::Long)
+                | (Some(Datum::Float(_)), PrimitiveType::Double)
+        )
+    };
+    let any = entries.iter().any(|e| {
+        e.data_file
+            .partition
+            .iter()
+            .zip(types)
+            .any(|(d, t)| narrower(d, t))
+    });
+    if !any {
+        return Cow::Borrowed(entries);
+    }
+    let mut owned = entries.to_vec();
+    for e in &mut owned {
+        for (d, t) in e.data_file.partition.iter_mut().zip(types) {
+            *d = match (d.take(), t) {
+                (Some(Datum::Int(v)), PrimitiveType::Long) => Some(Datum::Long(v.into())),
+                (Some(Datum::Float(v)), PrimitiveType::Double) => Some(Datum::Double(v.into())),
+                (other, _) => other,
+            };
+        }
+    }
+    Cow::Owned(owned)
 }
 
 fn describe(

@@ -7,9 +7,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use iceberg_append::manifest::decode_manifest;
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, TableIdent, TableUpdate,
-    commit_append, commit_table_update,
+    AppendMode, Catalog, DeterministicEnvironment, Error, InMemoryCatalog, RewriteManifests,
+    TableIdent, TableUpdate, commit_append, commit_append_with_mode, commit_table_update,
+    read_manifest_list,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::evolution::{Position, UpdateSchema};
@@ -252,4 +254,131 @@ async fn the_name_mapping_follows_a_rename_and_an_add() {
     // Files written with `name` (no field ids) still resolve to id 2; `note` is mapped.
     assert_eq!(names(2), Some(vec!["name".into(), "label".into()]));
     assert_eq!(names(4), Some(vec!["note".into()]));
+}
+
+/// A table partitioned by `identity(qty)` with two fast appends of int partition values
+/// (5 and 1), then `qty` widened to long.
+async fn widened_after_two_appends() -> (InMemoryCatalog, TableIdent, Arc<DeterministicEnvironment>)
+{
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 5));
+    let catalog = InMemoryCatalog::new(FileIo::memory(), env.clone());
+    let ident = TableIdent::parse("db.w").unwrap();
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", P::Int),
+            NestedField::optional(2, "qty", P::Int),
+        ],
+    )
+    .unwrap();
+    let mut creation = fast_retry_creation("memory://wh/db/w", schema.clone());
+    creation.spec = PartitionSpec::builder(&schema)
+        .add("qty", Transform::Identity)
+        .unwrap()
+        .build()
+        .unwrap();
+    creation
+        .properties
+        .insert("commit.manifest.min-count-to-merge".into(), "2".into());
+    catalog.create_table(&ident, creation).await.unwrap();
+    for (name, qty) in [("a", Datum::int(5)), ("b", Datum::int(1))] {
+        append_qty(&catalog, &ident, &env, name, qty, AppendMode::Fast).await;
+    }
+    let meta = catalog.load_table(&ident).await.unwrap().metadata;
+    let mut u = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
+    u.widen_column("qty", P::Long).unwrap();
+    let widen = TableUpdate::new().with_schema(&meta, u.apply().unwrap());
+    commit_table_update(&catalog, &ident, &widen, env.as_ref())
+        .await
+        .unwrap();
+    (catalog, ident, env)
+}
+
+/// Appends a file of partition `qty` to the table of [`widened_after_two_appends`].
+async fn append_qty(
+    catalog: &InMemoryCatalog,
+    ident: &TableIdent,
+    env: &DeterministicEnvironment,
+    name: &str,
+    qty: Datum,
+    mode: AppendMode,
+) {
+    let file = DataFile {
+        file_path: format!("memory://wh/db/w/data/{name}.parquet"),
+        partition: vec![Some(qty)],
+        ..data_file(name, 3)
+    };
+    commit_append_with_mode(catalog, ident, vec![file], BTreeMap::new(), Some(mode), env)
+        .await
+        .unwrap();
+}
+
+/// The partition values of the one manifest of the table's head, in order, after checking
+/// that its partition summary's bounds are longs.
+async fn qty_values(catalog: &InMemoryCatalog, ident: &TableIdent) -> Vec<Datum> {
+    let table = catalog.load_table(ident).await.unwrap();
+    let io = catalog.io();
+    let snapshot = table.metadata.current_snapshot().unwrap();
+    let lists = read_manifest_list(io, snapshot.manifest_list.as_deref())
+        .await
+        .unwrap();
+    assert_eq!(lists.len(), 1, "one manifest");
+    let bounds = &lists[0].partitions.as_ref().unwrap()[0];
+    assert_eq!(bounds.lower_bound.as_ref().map(Vec::len), Some(8));
+    assert_eq!(bounds.upper_bound.as_ref().map(Vec::len), Some(8));
+    let bytes = io.read(&lists[0].manifest_path).await.unwrap();
+    let manifest = decode_manifest(&lists[0].manifest_path, &bytes).unwrap();
+    manifest
+        .entries
+        .iter()
+        .map(|e| e.data_file.partition[0].clone().unwrap())
+        .collect()
+}
+
+fn longs(values: &[i64]) -> Vec<Datum> {
+    values.iter().copied().map(Datum::long).collect()
+}
+
+/// A merge after a partition source column was widened (int -> long) carries the older
+/// manifests' int values as longs, as Java's projection reads them: the append lands, and
+/// every merged value and summary bound is a long.
+#[tokio::test]
+async fn a_merge_after_widening_a_partition_source_writes_the_wider_values() {
+    let (catalog, ident, env) = widened_after_two_appends().await;
+    append_qty(
+        &catalog,
+        &ident,
+        &env,
+        "c",
+        Datum::long(3),
+        AppendMode::Merge,
+    )
+    .await;
+    let mut merged = qty_values(&catalog, &ident).await;
+    merged.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    assert_eq!(merged, longs(&[1, 3, 5]));
+}
+
+/// A manifest rewrite after the widening orders the old int values among the new longs
+/// (clustered by partition) and writes them as longs.
+#[tokio::test]
+async fn a_manifest_rewrite_after_widening_orders_old_values_among_new() {
+    let (catalog, ident, env) = widened_after_two_appends().await;
+    for (name, qty) in [("c", 3), ("d", 2)] {
+        append_qty(
+            &catalog,
+            &ident,
+            &env,
+            name,
+            Datum::long(qty),
+            AppendMode::Fast,
+        )
+        .await;
+    }
+    let report = RewriteManifests::new()
+        .commit(&catalog, &ident, env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(report.manifests_replaced, 4);
+    assert_eq!(qty_values(&catalog, &ident).await, longs(&[1, 2, 3, 5]));
 }
