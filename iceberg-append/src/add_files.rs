@@ -17,7 +17,7 @@ use iceberg_spec::name_mapping::{DEFAULT_NAME_MAPPING, NameMapping};
 use iceberg_spec::{DataFile, ManifestStatus, TableMetadata};
 use iceberg_write::import::{ImportTarget, ImportedFile, PartitionSource, data_file_from_parquet};
 
-use crate::append::read_manifest_list;
+use crate::append::read_snapshot_manifests;
 use crate::error::{Error, Result};
 use crate::handle::{TableHandle, write_options};
 use crate::manifest::read_manifests;
@@ -55,7 +55,7 @@ pub async fn live_data_files(io: &FileIo, meta: &TableMetadata) -> Result<Vec<Da
     let Some(snap) = meta.current_snapshot() else {
         return Ok(Vec::new());
     };
-    let listed = read_manifest_list(io, snap.manifest_list.as_deref()).await?;
+    let listed = read_snapshot_manifests(io, snap).await?;
     let manifests = read_manifests(io, listed.iter().map(|m| m.manifest_path.as_str())).await?;
     let mut out = Vec::new();
     for decoded in manifests {

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use iceberg_io::FileIo;
 use iceberg_spec::snapshot::MAIN_BRANCH;
 use iceberg_spec::{
-    DataContentType, DataFile, FormatVersion, ManifestEntry, ManifestFile, TableMetadata,
-    TableProperties,
+    DataContentType, DataFile, FormatVersion, ManifestContent, ManifestEntry, ManifestFile,
+    Snapshot, TableMetadata, TableProperties,
 };
 use uuid::Uuid;
 
@@ -19,7 +19,9 @@ use crate::catalog::TableIdent;
 use crate::env::{Environment, fresh_snapshot_id};
 use crate::error::{Error, Result};
 use crate::evolve::SchemaEvolution;
-use crate::manifest::{ManifestContext, StatusCounts, encode_manifests, read_manifests_as};
+use crate::manifest::{
+    ManifestContext, StatusCounts, encode_manifests, read_manifests, read_manifests_as,
+};
 use crate::manifest_list::{ManifestList, encode_manifest_list_onto};
 use crate::merge::{
     MergeClass, MergeKey, MergeStep, Merger, manifest_class, partition_class, plan_merge,
@@ -113,16 +115,67 @@ pub async fn read_manifest_list(
     }
 }
 
-/// The manifest list at `path` (none: empty), through `cache` when there is one.
+/// The manifests of `snapshot`: its manifest list, or, for a snapshot of an early v1 writer
+/// that names its manifests inline (`manifests`, no list), rows made from those files as
+/// Java's `BaseSnapshot` makes them (added by the snapshot, sequence numbers 0, counts from
+/// the entries), so that a commit on it carries them.
+///
+/// # Errors
+/// When the list or an inline manifest cannot be read or decoded.
+pub async fn read_snapshot_manifests(
+    io: &FileIo,
+    snapshot: &Snapshot,
+) -> Result<Vec<ManifestFile>> {
+    let (None, Some(paths)) = (&snapshot.manifest_list, &snapshot.manifests) else {
+        return read_manifest_list(io, snapshot.manifest_list.as_deref()).await;
+    };
+    let decoded = read_manifests(io, paths.iter().map(String::as_str)).await?;
+    let mut rows = Vec::with_capacity(paths.len());
+    for (path, manifest) in paths.iter().zip(decoded) {
+        let spec_id = manifest
+            .metadata
+            .get("partition-spec-id")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let mut row = ManifestFile {
+            manifest_path: path.clone(),
+            manifest_length: i64::try_from(io.len(path).await?).unwrap_or(i64::MAX),
+            partition_spec_id: spec_id,
+            content: ManifestContent::Data,
+            sequence_number: 0,
+            min_sequence_number: 0,
+            added_snapshot_id: snapshot.snapshot_id,
+            added_files_count: None,
+            existing_files_count: None,
+            deleted_files_count: None,
+            added_rows_count: None,
+            existing_rows_count: None,
+            deleted_rows_count: None,
+            partitions: None,
+            key_metadata: None,
+            first_row_id: None,
+        };
+        StatusCounts::of(&manifest.entries).fill(&mut row);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// The manifests of `snapshot` (none: empty), its manifest list through `cache` when there
+/// is one.
 async fn read_manifest_list_cached(
     io: &FileIo,
-    manifest_list: Option<&str>,
+    snapshot: Option<&Snapshot>,
     cache: Option<&MetadataCache>,
 ) -> Result<Arc<ManifestList>> {
-    match (manifest_list, cache) {
-        (Some(path), Some(cache)) => cache.manifest_list(io, path).await,
-        (Some(path), None) => Ok(Arc::new(ManifestList::decode(path, io.read(path).await?)?)),
-        (None, _) => Ok(Arc::new(ManifestList::from_rows(Vec::new()))),
+    let list = snapshot.and_then(|s| s.manifest_list.as_deref());
+    match (snapshot, list, cache) {
+        (_, Some(path), Some(cache)) => cache.manifest_list(io, path).await,
+        (_, Some(path), None) => Ok(Arc::new(ManifestList::decode(path, io.read(path).await?)?)),
+        (Some(s), None, _) => Ok(Arc::new(ManifestList::from_rows(
+            read_snapshot_manifests(io, s).await?,
+        ))),
+        (None, None, _) => Ok(Arc::new(ManifestList::from_rows(Vec::new()))),
     }
 }
 
@@ -427,10 +480,7 @@ impl PendingAppend {
     ) -> Result<AppendResult> {
         let meta = staged(base, &self.updates, self.evolution.as_ref())?;
         let meta = meta.as_ref();
-        let parent_list = meta
-            .branch_head(&self.branch)
-            .and_then(|s| s.manifest_list.clone());
-        let parent = read_manifest_list_cached(io, parent_list.as_deref(), cache).await?;
+        let parent = read_manifest_list_cached(io, meta.branch_head(&self.branch), cache).await?;
         let schema = meta.current_schema()?;
         let added = AddedCounts::of(meta, schema, &self.data_files)?;
         let manifest_list_path = format!(

@@ -125,7 +125,7 @@ pub mod update;
 pub use add_files::{AddFilesOutcome, AddPartition, describe_files, live_data_files};
 pub use append::{
     AppendMode, AppendResult, OP_APPEND, prepare_append, prepare_append_with_mode,
-    read_manifest_list,
+    read_manifest_list, read_snapshot_manifests,
 };
 pub use cache::MetadataCache;
 pub use catalog::{Catalog, InMemoryCatalog, NamespaceIdent, TableIdent};

@@ -26,10 +26,11 @@ use datafusion::physical_plan::{
 use futures::TryStreamExt;
 use iceberg_append::manifest::decode_manifest;
 use iceberg_append::{
-    Catalog, Environment, SystemEnvironment, Table, TableIdent, commit_append, read_manifest_list,
+    Catalog, Environment, SystemEnvironment, Table, TableIdent, commit_append,
+    read_snapshot_manifests,
 };
 use iceberg_io::FileIo;
-use iceberg_spec::DataFile;
+use iceberg_spec::{DataFile, Snapshot};
 use uuid::Uuid;
 
 use crate::error::Error;
@@ -239,7 +240,7 @@ async fn landed_before(
         .unwrap_or(0);
     let io = catalog.table_io(table);
     // What the snapshot cannot be shown not to hold stays.
-    let Ok(held) = files_of(&io, snapshot.manifest_list.as_deref()).await else {
+    let Ok(held) = files_of(&io, snapshot).await else {
         return Ok(added);
     };
     let orphans: Vec<String> = paths.into_iter().filter(|p| !held.contains(p)).collect();
@@ -248,9 +249,9 @@ async fn landed_before(
 }
 
 /// Every data file path a snapshot's manifests list, whatever the entry's status.
-async fn files_of(io: &FileIo, manifest_list: Option<&str>) -> Result<HashSet<String>, Error> {
+async fn files_of(io: &FileIo, snapshot: &Snapshot) -> Result<HashSet<String>, Error> {
     let mut held = HashSet::new();
-    for m in read_manifest_list(io, manifest_list).await? {
+    for m in read_snapshot_manifests(io, snapshot).await? {
         let bytes = io.read(&m.manifest_path).await?;
         let manifest = decode_manifest(&m.manifest_path, &bytes)?;
         held.extend(manifest.entries.into_iter().map(|e| e.data_file.file_path));

@@ -11,7 +11,7 @@ use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::physical_plan::ExecutionPlan;
 use iceberg_append::manifest::decode_manifest;
-use iceberg_append::{Catalog, Table, TableIdent, read_manifest_list};
+use iceberg_append::{Catalog, Table, TableIdent, read_snapshot_manifests};
 use iceberg_io::FileIo;
 use iceberg_spec::{DataFile, ManifestContent, ManifestStatus, TableMetadata};
 
@@ -49,7 +49,7 @@ pub async fn plan_files(
     };
     let schema = meta.current_schema()?;
     let conditions = prune::conditions(filters, columns, schema);
-    let manifests = read_manifest_list(io, snapshot.manifest_list.as_deref()).await?;
+    let manifests = read_snapshot_manifests(io, snapshot).await?;
     let deletes = manifests
         .iter()
         .filter(|m| m.content == ManifestContent::Deletes)

@@ -26,7 +26,7 @@ use iceberg_spec::{
 use uuid::Uuid;
 
 use super::replace::{Planned, commit_planned};
-use crate::append::{read_manifest_list, uuid_fields_by_spec};
+use crate::append::{read_snapshot_manifests, uuid_fields_by_spec};
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
 use crate::env::fresh_snapshot_id;
@@ -140,7 +140,7 @@ impl RewriteManifests {
             return Ok(None);
         };
         let props = TableProperties::parse(&meta.properties)?;
-        let listed = read_manifest_list(io, head.manifest_list.as_deref()).await?;
+        let listed = read_snapshot_manifests(io, head).await?;
         let uuid_fields = uuid_fields_by_spec(meta);
         let mut groups: BTreeMap<i32, Vec<ManifestFile>> = BTreeMap::new();
         let mut kept = Vec::new();

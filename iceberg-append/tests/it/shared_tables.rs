@@ -1,6 +1,7 @@
 //! Appends onto tables other writers shaped: delete manifests and deletion vectors survive a
 //! merge untouched, v1 manifests of an upgraded table keep sequence number 0, unknown counts
-//! are counted, never written as 0, and uuid partition manifests stay within one sign class.
+//! are counted, never written as 0, uuid partition manifests stay within one sign class, and
+//! an early v1 snapshot's inline manifests are carried.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -475,6 +476,61 @@ async fn unknown_counts_are_counted_not_zeroed() {
             (Some(1), Some(10), Some(0))
         ]
     );
+}
+
+/// A v1 snapshot of an early writer names its manifests inline (`manifests`, no manifest
+/// list): an append carries them, as Java's `BaseSnapshot` reads them, instead of starting
+/// the table over with only the new file (a fast or a merge append).
+#[tokio::test]
+async fn inline_manifests_of_an_early_v1_snapshot_are_carried() {
+    for mode in [AppendMode::Fast, AppendMode::Merge] {
+        let t = Fixture::new(FormatVersion::V1, id_schema(), |_| {
+            PartitionSpec::unpartitioned()
+        })
+        .await;
+        t.append(vec![data_file("a", 3), data_file("b", 4)], AppendMode::Fast)
+            .await;
+        let table = t.catalog.load_table(&t.ident).await.unwrap();
+        let mut meta = table.metadata.clone();
+        let paths: Vec<String> = t
+            .manifests()
+            .await
+            .into_iter()
+            .map(|m| m.manifest_path)
+            .collect();
+        for s in &mut meta.snapshots {
+            let mut inline = s.snapshot().clone();
+            inline.manifest_list = None;
+            inline.manifests = Some(paths.clone());
+            *s = inline.into();
+        }
+        t.catalog
+            .commit(&t.ident, table.metadata_location.as_deref().unwrap(), &meta)
+            .await
+            .unwrap();
+        t.append(vec![data_file("c", 5)], mode).await;
+        let table = t.catalog.load_table(&t.ident).await.unwrap();
+        let live = iceberg_append::live_data_files(t.catalog.io(), &table.metadata)
+            .await
+            .unwrap();
+        let mut names: Vec<&str> = live.iter().map(|f| f.file_path.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "memory://wh/db/t/data/a.parquet",
+                "memory://wh/db/t/data/b.parquet",
+                "memory://wh/db/t/data/c.parquet"
+            ],
+            "{mode:?}"
+        );
+        let summary = table.metadata.current_snapshot().unwrap().summary.clone();
+        assert_eq!(
+            summary.unwrap().get_i64("total-records"),
+            Some(12),
+            "{mode:?}"
+        );
+    }
 }
 
 fn uuid_schema() -> Schema {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use iceberg_append::manifest::decode_manifest;
-use iceberg_append::{Table, read_manifest_list};
+use iceberg_append::{Table, read_snapshot_manifests};
 use iceberg_io::FileIo;
 use iceberg_spec::{ManifestFile, ManifestStatus, Snapshot};
 
@@ -46,7 +46,7 @@ struct Model<'a> {
 async fn model<'a>(io: &FileIo, table: &'a Table, snapshot: &'a Snapshot) -> Result<Model<'a>> {
     let id = snapshot.snapshot_id;
     let mut manifests = Vec::new();
-    for m in read_manifest_list(io, snapshot.manifest_list.as_deref()).await? {
+    for m in read_snapshot_manifests(io, snapshot).await? {
         let new = m.added_snapshot_id == id;
         let mut files = Vec::new();
         if new {

@@ -15,7 +15,7 @@ use iceberg_spec::{
 use uuid::Uuid;
 
 use super::{CompactionReport, Live, Manifests, cached_entries, delete_partitions};
-use crate::append::{read_manifest_list, uuid_fields_by_spec};
+use crate::append::{read_snapshot_manifests, uuid_fields_by_spec};
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
 use crate::env::fresh_snapshot_id;
@@ -111,7 +111,7 @@ async fn attempt_rewrite(
         .current_snapshot()
         .ok_or_else(|| conflict("", "is gone: the table has no current snapshot"))?;
     let props = TableProperties::parse(&meta.properties)?;
-    let listed = read_manifest_list(io, head.manifest_list.as_deref()).await?;
+    let listed = read_snapshot_manifests(io, head).await?;
     let gone: HashSet<&str> = removed.iter().map(|l| l.file.file_path.as_str()).collect();
     let all = cached_entries(io, &listed, cache).await?;
     let (mut live, mut new_deletes) = (HashSet::new(), Vec::new());

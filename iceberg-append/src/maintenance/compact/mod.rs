@@ -41,7 +41,7 @@ mod read_ahead;
 use self::batches::{Gathered, READ_BATCH_ROWS};
 use self::commit::{Rewritten, commit_rewrite};
 use self::read_ahead::ReadAhead;
-use crate::append::read_manifest_list;
+use crate::append::read_snapshot_manifests;
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
 use crate::error::{Error, Result};
@@ -375,7 +375,7 @@ async fn live_files(
         return Ok((Vec::new(), Vec::new()));
     };
     let (mut data, mut deletes) = (Vec::new(), Vec::new());
-    let listed = read_manifest_list(io, head.manifest_list.as_deref()).await?;
+    let listed = read_snapshot_manifests(io, head).await?;
     let decoded = cached_entries(io, &listed, cache).await?;
     for (m, entries) in listed.iter().zip(decoded) {
         for e in inherit(m, entries.to_vec()) {
