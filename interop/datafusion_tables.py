@@ -84,7 +84,7 @@ def sql_written(out: Path, cli: Path, sql: Path) -> tuple[list[tuple[str, str, l
     states, rows = [], []
     try:
         _run([str(cli), "--warehouse", str(warehouse), "namespace", "create", "db"])
-        catalog = ["--catalog-uri", f"sqlite://{warehouse}/catalog.db", "--warehouse", f"file://{warehouse}"]
+        catalog = ["--catalog-uri", f"sqlite:///{warehouse}/catalog.db", "--warehouse", f"file://{warehouse}"]
         _run([str(sql), *catalog, "sql", CREATE.format(table=f"default.{ident}")])
         for n, batch in enumerate(inputs):
             _run([str(sql), *catalog, "sql",

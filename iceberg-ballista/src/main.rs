@@ -1,10 +1,10 @@
 //! `iceberg-ballista`: a Ballista scheduler or executor that knows our Iceberg tables.
 //!
 //! ```text
-//! iceberg-ballista --catalog-uri sqlite:///wh/catalog.db --warehouse file:///wh scheduler --port 50050
-//! iceberg-ballista --catalog-uri sqlite:///wh/catalog.db --warehouse file:///wh executor \
+//! iceberg-ballista --catalog-uri sqlite:////wh/catalog.db --warehouse file:///wh scheduler --port 50050
+//! iceberg-ballista --catalog-uri sqlite:////wh/catalog.db --warehouse file:///wh executor \
 //!     --scheduler-port 50050 --port 50051 --grpc-port 50052 --work-dir /tmp/ex1
-//! iceberg-ballista --catalog-uri sqlite:///wh/catalog.db --warehouse file:///wh sql \
+//! iceberg-ballista --catalog-uri sqlite:////wh/catalog.db --warehouse file:///wh sql \
 //!     --scheduler-port 50050 "CREATE EXTERNAL TABLE raw STORED AS PARQUET LOCATION '/in/'" \
 //!     "INSERT INTO default.db.events SELECT * FROM raw"
 //! ```
@@ -25,7 +25,7 @@ use iceberg_datafusion_writer::CatalogRegistry;
 #[derive(Debug, Parser)]
 #[command(name = "iceberg-ballista", version)]
 struct Cli {
-    /// The SQL catalog's database (`sqlite:///path/catalog.db`, `postgresql://...`): the
+    /// The SQL catalog's database (`sqlite:////abs/catalog.db`, `postgresql://...`): the
     /// same for the scheduler, every executor and the client.
     #[arg(long, env = "ICEBERG_CATALOG_URI")]
     catalog_uri: String,

@@ -91,7 +91,7 @@ impl OpenCatalog {
             }
             Some(other) => {
                 return Err(Error::Usage(format!(
-                    "--catalog `{other}`: expected sqlite:///path, postgres://..., \
+                    "--catalog `{other}`: expected sqlite:////abs/path, postgres://..., \
                      postgresql://..., {OBJECT_STORE} or http(s)://... (REST)"
                 )));
             }

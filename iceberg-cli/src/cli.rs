@@ -21,7 +21,8 @@ pub(crate) struct Cli {
     /// (its server owns the warehouse).
     #[arg(long, global = true, env = "ICEBERG_WAREHOUSE")]
     pub(crate) warehouse: Option<String>,
-    /// Catalog: unset for SQLite at `<warehouse>/catalog.db`; `sqlite:///path`,
+    /// Catalog: unset for SQLite at `<warehouse>/catalog.db`; `sqlite:////abs/path` (or
+    /// `sqlite:///rel/path`, as SQLAlchemy reads them),
     /// `postgres://...` / `postgresql://...`, `object-store` (Hadoop layout, no database), or
     /// `http(s)://host/path` for an Iceberg REST catalog (the server owns the warehouse).
     /// Unset, the configured catalog's `uri` is used.

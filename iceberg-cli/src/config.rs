@@ -4,8 +4,8 @@
 //! environment variables (`__` within a key is `.`, `_` is `-`, as PyIceberg reads them),
 //! which win over the file. The command line wins over both.
 //!
-//! Of a catalog's keys: `uri` is `--catalog` (SQLAlchemy's `postgresql+psycopg2://` and
-//! `sqlite:////abs/path` forms are read too); `warehouse` is `--warehouse` (a REST catalog's
+//! Of a catalog's keys: `uri` is `--catalog` (SQLAlchemy's forms: `postgresql+psycopg2://`,
+//! `sqlite:////abs/path`, and `sqlite:///rel/path` in the current folder); `warehouse` is `--warehouse` (a REST catalog's
 //! `warehouse` property); `s3.*`, `gcs.*`, `adls.*` and `client.*` are file IO settings; a
 //! REST catalog's `token`, `credential`, `scope`, `oauth2-server-uri`, `prefix`, `audience`,
 //! `resource` and `header.*` are catalog properties. `type` must be `sql` or `rest` when
@@ -183,12 +183,14 @@ const REST_KEYS: [&str; 7] = [
 /// open.
 pub(crate) fn apply(cli: &mut Cli, sources: &Sources) -> Result<()> {
     let (catalogs, default) = catalogs(sources)?;
-    let name = cli
+    // Looked up in any case, kept as given: PyIceberg's `load_catalog` lowercases the name to
+    // find its settings but builds `SqlCatalog` (whose rows carry the name) with it as given.
+    let given = cli
         .catalog_name
         .clone()
         .or(default)
-        .unwrap_or_else(|| "default".into())
-        .to_ascii_lowercase();
+        .unwrap_or_else(|| "default".into());
+    let name = given.to_ascii_lowercase();
     let Some(config) = catalogs.get(&name) else {
         // With `--catalog` given, `--catalog-name` only names the SQL catalog's rows.
         if let Some(asked) = cli.catalog_name.as_ref().filter(|_| cli.catalog.is_none()) {
@@ -216,7 +218,7 @@ pub(crate) fn apply(cli: &mut Cli, sources: &Sources) -> Result<()> {
         cli.catalog = config.get("uri").map(|u| catalog_uri(u));
     }
     // PyIceberg's SQL catalog keys its rows by the catalog's name: use the same rows.
-    cli.catalog_name = Some(name.clone());
+    cli.catalog_name = Some(given);
     let rest = cli
         .catalog
         .as_deref()
@@ -307,6 +309,8 @@ mod tests {
         ]);
         apply(&mut c, &sources(dir.path(), &[])).unwrap();
         assert_eq!(c.catalog.as_deref(), Some("http://localhost:8181"));
+        // The SQL rows' catalog name stays as given, as PyIceberg's `SqlCatalog` gets it.
+        assert_eq!(c.catalog_name.as_deref(), Some("REST"));
         assert_eq!(c.warehouse.as_deref(), Some("here"));
         let props: BTreeMap<_, _> = c.catalog_properties.iter().cloned().collect();
         assert_eq!(props.get("token").map(String::as_str), Some("cli"));

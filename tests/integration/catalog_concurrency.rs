@@ -261,7 +261,7 @@ async fn catalog_concurrency_sqlite_processes() {
     hammer(Job {
         kind: "sqlite".into(),
         name: "default".into(),
-        uri: format!("sqlite://{wh}/catalog.db"),
+        uri: format!("sqlite:///{wh}/catalog.db"),
         warehouse: format!("file://{wh}"),
     })
     .await;

@@ -66,8 +66,13 @@ async fn namespaces_follow_pyiceberg_rules() {
         c.namespace_properties(&ns("a.b_c")).await.unwrap(),
         [("x".to_string(), "y".to_string())].into()
     );
+    // `a` has `a.b_c` below it: refused, as Java's JdbcCatalog does, and its properties stay.
+    let err = c.drop_namespace(&ns("a")).await.unwrap_err();
+    assert!(err.to_string().contains("not empty"), "{err}");
+    assert_eq!(c.namespace_properties(&ns("a")).await.unwrap().len(), 1);
     c.drop_namespace(&ns("a.b_c")).await.unwrap();
     assert!(!c.namespace_exists(&ns("a.b_c")).await.unwrap());
+    c.drop_namespace(&ns("a")).await.unwrap();
     assert!(
         c.drop_namespace(&ns("zz"))
             .await

@@ -24,7 +24,7 @@ use iceberg_io::FileIo;
 
 use crate::error::{Error, Result};
 
-/// Catalog property: the database URI (`sqlite:///path/catalog.db`, `postgresql://...`).
+/// Catalog property: the database URI (`sqlite:////abs/catalog.db`, `postgresql://...`).
 pub const URI: &str = "uri";
 /// Catalog property: the base location of new tables (`file:///...`, `s3://...`).
 pub const WAREHOUSE: &str = "warehouse";
@@ -80,7 +80,8 @@ impl SqlCatalogConfig {
         let dir = dir.display().to_string();
         Self::new(
             DEFAULT_CATALOG_NAME,
-            format!("sqlite://{dir}/{DEFAULT_SQLITE_FILE_NAME}"),
+            // `sqlite:///` then the path: four slashes for an absolute one, as SQLAlchemy.
+            format!("sqlite:///{dir}/{DEFAULT_SQLITE_FILE_NAME}"),
             format!("file://{dir}"),
         )
     }
@@ -260,6 +261,7 @@ async fn open_pool(uri: &str, shown: &str) -> Result<Pool> {
         #[cfg(feature = "sqlite")]
         _ if scheme == "sqlite" || !uri.contains("://") => {
             let path = sqlite::sqlite_path(uri)?;
+            sqlite::refuse_ambiguous(uri, &path)?;
             Ok(Pool::Sqlite(sqlite::connect(&path, shown).await?))
         }
         _ => Err(Error::InvalidUri {

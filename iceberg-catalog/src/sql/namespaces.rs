@@ -152,15 +152,21 @@ impl SqlCatalog {
             return Err(no_such_namespace(ns));
         }
         let name = ns.to_string();
-        let count_sql = format!(
-            "SELECT table_name FROM iceberg_tables WHERE catalog_name = $1 AND table_namespace = $2{}",
-            self.type_filter()
-        );
-        let tables = fetch(&self.pool, &count_sql, &[Some(&self.name), Some(&name)])
+        // Views count too (Java's JdbcCatalog refuses them as it refuses tables): dropping
+        // the properties under them would lose the namespace's settings, not the namespace.
+        let count_sql = "SELECT table_name FROM iceberg_tables WHERE catalog_name = $1 AND table_namespace = $2";
+        let tables = fetch(&self.pool, count_sql, &[Some(&self.name), Some(&name)])
             .await
             .map_err(|e| self.db_error(ns, "drop_namespace", &e))?;
         if !tables.is_empty() {
             return Err(namespace_not_empty(ns, tables.len()));
+        }
+        if !self.list_namespace_children(Some(ns)).await?.is_empty() {
+            // As Java's JdbcCatalog: a namespace with namespaces below it stays.
+            return Err(iceberg_append::Error::Catalog {
+                table: name,
+                reason: "namespace is not empty: namespaces lie below it".into(),
+            });
         }
         let sql =
             "DELETE FROM iceberg_namespace_properties WHERE catalog_name = $1 AND namespace = $2";

@@ -135,6 +135,14 @@ pub(super) async fn swap(pool: &Pool, sql: &str, binds: &[Option<&str>]) -> Resu
     })
 }
 
+/// True for a query naming a column the table lacks (PostgreSQL 42703, SQLite's "no such
+/// column").
+pub(super) fn is_missing_column(e: &sqlx::Error) -> bool {
+    e.as_database_error().is_some_and(|d| {
+        d.code().as_deref() == Some("42703") || d.message().contains("no such column")
+    })
+}
+
 /// True for a primary-key (unique) violation.
 pub(super) fn is_unique_violation(e: &sqlx::Error) -> bool {
     e.as_database_error()
@@ -215,5 +223,17 @@ mod tests {
         // The pool's own refusals come before anything is sent.
         assert!(!may_have_applied(&sqlx::Error::PoolTimedOut));
         assert!(!may_have_applied(&sqlx::Error::PoolClosed));
+    }
+
+    /// Only a missing column tells the V0 layout (no `iceberg_type`); a lost connection
+    /// does not.
+    #[test]
+    fn a_missing_column_is_told_from_other_failures() {
+        let db = |code| sqlx::Error::Database(Box::new(Coded(code)));
+        assert!(is_missing_column(&db("42703")));
+        assert!(is_missing_column(&db("no such column: iceberg_type")));
+        assert!(!is_missing_column(&db("08006")));
+        let io = sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(!is_missing_column(&io));
     }
 }

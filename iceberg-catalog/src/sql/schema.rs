@@ -2,7 +2,7 @@
 //! schema V1) create them, and the probe for older (V0) catalogs without `iceberg_type`.
 
 use super::Pool;
-use super::pool::{execute, fetch};
+use super::pool::{execute, fetch, is_missing_column};
 
 /// `iceberg_type` of a table row (views are `VIEW`; they are not tables).
 pub const ICEBERG_TYPE_TABLE: &str = "TABLE";
@@ -47,9 +47,11 @@ pub(super) async fn init(pool: &Pool) -> Result<bool, sqlx::Error> {
             }
         }
     }
-    Ok(
-        fetch(pool, "SELECT iceberg_type FROM iceberg_tables LIMIT 0", &[])
-            .await
-            .is_ok(),
-    )
+    // Only a missing column means the V0 layout: any other failure (a lost connection) is
+    // the error, not a reason to treat Java's views as tables for the life of the process.
+    match fetch(pool, "SELECT iceberg_type FROM iceberg_tables LIMIT 0", &[]).await {
+        Ok(_) => Ok(true),
+        Err(e) if is_missing_column(&e) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
