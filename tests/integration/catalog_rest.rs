@@ -137,6 +137,56 @@ async fn rest_a_redirected_commit_is_no_success() {
     }
 }
 
+/// A client that never loaded the base of a commit (a committer given the plan, or one whose
+/// remembered bases were evicted) gets it from the server: the commit lands on the current
+/// base, and a stale base is a conflict that names where the table is now.
+#[tokio::test]
+async fn rest_a_commit_on_a_base_this_client_never_loaded() {
+    let Some((_dir, server)) = server("rest_a_commit_on_a_base_this_client_never_loaded") else {
+        return;
+    };
+    let planner = server.catalog(&[]).await;
+    let ident = create(&planner, "unseen").await;
+    append_ids(&planner, &ident, 0..3, &SystemEnvironment).await;
+    let base = planner.load_table(&ident).await.unwrap();
+    let base_location = base.metadata_location.clone().unwrap();
+    let plan = |ids: std::ops::Range<i64>| {
+        let (planner, base) = (&planner, &base);
+        async move {
+            let files = write_ids(planner, base, ids).await.unwrap();
+            iceberg_append::prepare_append(
+                &planner.table_io(base),
+                base,
+                files,
+                Default::default(),
+                &SystemEnvironment,
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let first = plan(3..6).await;
+    let committer = server.catalog(&[]).await;
+    let landed = committer
+        .commit(&ident, &base_location, &first.metadata)
+        .await
+        .unwrap();
+    // Planned on the same base, now stale: a conflict naming the new pointer.
+    let second = plan(6..9).await;
+    let fresh = server.catalog(&[]).await;
+    let err = fresh
+        .commit(&ident, &base_location, &second.metadata)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::CommitConflict { found: Some(f), .. } if *f == landed),
+        "{err}"
+    );
+    let table = fresh.load_table(&ident).await.unwrap();
+    assert_eq!(table.metadata.current_snapshot_id, Some(first.snapshot_id));
+    assert_eq!(check_table(&table, fresh.io()).await.len(), 6);
+}
+
 #[tokio::test]
 async fn rest_bad_input_is_a_typed_error_that_says_what_to_fix() {
     let Some((_dir, server)) = server("rest_bad_input_is_a_typed_error_that_says_what_to_fix")

@@ -308,15 +308,39 @@ impl RestCatalog {
         }
     }
 
-    /// The base a commit was planned on: remembered from a load, else read from its file.
-    pub(super) async fn base_metadata(&self, location: &str) -> Result<Arc<TableMetadata>> {
+    /// The base a commit on `ident` was planned on, at `location`: remembered from a load,
+    /// else the table as the server has it now, which must still be at `location` (else the
+    /// pointer moved: a conflict). Loaded through the server, not read from the file: a
+    /// server that vends credentials may be the only way to read the table's storage.
+    ///
+    /// # Errors
+    /// [`Error::CommitConflict`] when the table moved on; [`Error::Catalog`] for a base
+    /// without a location (a load answer that left `metadata-location` out); the load's.
+    pub(super) async fn base_metadata(
+        &self,
+        ident: &TableIdent,
+        location: &str,
+    ) -> Result<Arc<TableMetadata>> {
         if let Some(base) = self.base(location) {
             return Ok(base);
         }
-        let table = Table::load(&self.io, location).await?;
-        let base = Arc::new(table.metadata);
-        self.remember(location, base.clone());
-        Ok(base)
+        if location.is_empty() {
+            return Err(Error::Catalog {
+                table: ident.to_string(),
+                reason: "the server did not say where the table's current metadata file is \
+                         (`metadata-location`), so a commit cannot name what it replaces"
+                    .into(),
+            });
+        }
+        let table = <Self as iceberg_append::Catalog>::load_table(self, ident).await?;
+        match table.metadata_location.as_deref() {
+            Some(now) if now == location => Ok(Arc::new(table.metadata)),
+            now => Err(Error::CommitConflict {
+                table: ident.to_string(),
+                expected: Some(location.to_string()),
+                found: now.map(str::to_string),
+            }),
+        }
     }
 }
 

@@ -95,7 +95,7 @@ impl Catalog for RestCatalog {
             "commit",
             &Target::Table(ident),
         )?;
-        let base = self.base_metadata(base_location).await?;
+        let base = self.base_metadata(ident, base_location).await?;
         let change = diff(&base, new_metadata).map_err(|e| Error::Backend {
             table: ident.to_string(),
             source: Box::new(e),
