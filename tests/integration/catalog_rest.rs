@@ -187,6 +187,35 @@ async fn rest_a_commit_on_a_base_this_client_never_loaded() {
     assert_eq!(check_table(&table, fresh.io()).await.len(), 6);
 }
 
+/// A server whose config moves the client to another `uri` (Nessie answers a branch URL's
+/// config with its catalog root and the branch as `prefix`) is followed, as Java's client
+/// does: every later request goes there.
+#[tokio::test]
+async fn rest_a_config_override_of_the_uri_is_followed() {
+    let Some((_dir, server)) = server("rest_a_config_override_of_the_uri_is_followed") else {
+        return;
+    };
+    let proxy = FaultProxy::start(&server.uri);
+    let moved =
+        serde_json::json!({"defaults": {}, "overrides": {"uri": format!("{}/", server.uri)}});
+    let moved: &'static str = Box::leak(moved.to_string().into_boxed_str());
+    proxy.inject("GET", "/v1/config", Fault::Json(moved), 1);
+    let catalog = RestCatalog::connect(RestCatalogConfig::new(format!("{}/branch", proxy.uri)))
+        .await
+        .unwrap();
+    assert_eq!(catalog.uri(), server.uri.trim_end_matches('/'));
+    let ident = create(&catalog, "moved").await;
+    append_ids(&catalog, &ident, 0..3, &SystemEnvironment).await;
+    assert_eq!(
+        proxy.log().len(),
+        1,
+        "only the config went to the first uri: {:#?}",
+        proxy.log()
+    );
+    let table = server.catalog(&[]).await.load_table(&ident).await.unwrap();
+    assert_eq!(table.metadata.snapshots.len(), 1);
+}
+
 #[tokio::test]
 async fn rest_bad_input_is_a_typed_error_that_says_what_to_fix() {
     let Some((_dir, server)) = server("rest_bad_input_is_a_typed_error_that_says_what_to_fix")

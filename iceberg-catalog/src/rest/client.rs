@@ -217,10 +217,18 @@ pub(crate) fn headers<'a>(
         let value = HeaderValue::try_from(value.as_str()).map_err(|_| invalid("value"))?;
         map.insert(name, value);
     }
-    // As Java's client: ask for vended credentials unless told otherwise.
+    // As PyIceberg's client: ask for vended credentials unless told otherwise; an empty
+    // `header.X-Iceberg-Access-Delegation` sends none, as Java's client does by default (a
+    // server may then check fewer permissions, and one that vends none may refuse the ask).
     let delegation = HeaderName::from_static("x-iceberg-access-delegation");
-    if !map.contains_key(&delegation) {
-        map.insert(delegation, HeaderValue::from_static("vended-credentials"));
+    match map.get(&delegation) {
+        None => {
+            map.insert(delegation, HeaderValue::from_static("vended-credentials"));
+        }
+        Some(v) if v.is_empty() => {
+            map.remove(&delegation);
+        }
+        Some(_) => {}
     }
     Ok(map)
 }
@@ -303,6 +311,13 @@ mod tests {
         let default = headers("http://h", none.iter()).unwrap();
         assert_eq!(default["x-iceberg-access-delegation"], "vended-credentials");
         assert_eq!(map["x-iceberg-access-delegation"], "remote-signing");
+        // Empty: no delegation asked for, as Java's client.
+        let off: std::collections::BTreeMap<String, String> = [(
+            "header.X-Iceberg-Access-Delegation".to_string(),
+            String::new(),
+        )]
+        .into();
+        assert!(headers("http://h", off.iter()).unwrap().is_empty());
         let bad: std::collections::BTreeMap<String, String> =
             [("header.bad name".to_string(), "v".to_string())].into();
         let e = headers("http://h", bad.iter()).unwrap_err();

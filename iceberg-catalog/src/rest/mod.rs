@@ -161,12 +161,20 @@ impl RestCatalog {
             return Err(answer.refusal(operation));
         }
         let server: CatalogConfig = answer.json(operation)?;
+        // A server may move the client elsewhere (Nessie answers a branch URL's config with
+        // the catalog's own `uri` and the branch as `prefix`), as Java's client follows.
+        let moved = server
+            .overrides
+            .get("uri")
+            .map(|u| u.trim_end_matches('/').to_string())
+            .filter(|u| !u.is_empty() && *u != uri);
         let mut properties = server.defaults;
         properties.extend(props.iter().map(|(k, v)| (k.clone(), v.clone())));
         properties.extend(server.overrides);
-        // The merged properties may name another token, headers or timeout: rebuild (and only
-        // then, so that a fetched OAuth2 token is not fetched again).
-        if client_settings(&properties) != client_settings(&config.properties) {
+        let uri = moved.clone().unwrap_or(uri);
+        // The merged properties may name another server, token, headers or timeout: rebuild
+        // (and only then, so that a fetched OAuth2 token is not fetched again).
+        if moved.is_some() || client_settings(&properties) != client_settings(&config.properties) {
             client = Self::client(&uri, &properties)?;
         }
         client.configure(
