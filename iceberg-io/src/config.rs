@@ -3,7 +3,7 @@
 //! Unknown keys are ignored: table and catalog properties carry much more than IO settings.
 //! Bad values are [`Error::InvalidProperty`] naming the key. Secrets are redacted from `Debug`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use crate::error::{Error, Result};
@@ -46,6 +46,10 @@ pub const ADLS_ACCOUNT_NAME: &str = "adls.account-name";
 pub const ADLS_ACCOUNT_KEY: &str = "adls.account-key";
 /// Azure shared access signature (the query string, with or without a leading `?`).
 pub const ADLS_SAS_TOKEN: &str = "adls.sas-token";
+/// Prefix of one storage account's shared access signature: `adls.sas-token.<host>`, the
+/// host as in `abfss://container@<host>/...` (how REST servers vend them, as Java reads
+/// them).
+pub const ADLS_SAS_TOKEN_PREFIX: &str = "adls.sas-token.";
 /// Azure AD tenant id for client-secret authentication.
 pub const ADLS_TENANT_ID: &str = "adls.tenant-id";
 /// Azure AD client id for client-secret authentication.
@@ -104,6 +108,13 @@ impl FileIoConfig {
                 account_name: p.string(ADLS_ACCOUNT_NAME),
                 account_key: p.string(ADLS_ACCOUNT_KEY),
                 sas_token: p.string(ADLS_SAS_TOKEN),
+                sas_tokens: properties
+                    .iter()
+                    .filter_map(|(k, v)| {
+                        let host = k.strip_prefix(ADLS_SAS_TOKEN_PREFIX)?;
+                        (!host.is_empty()).then(|| (host.to_string(), v.clone()))
+                    })
+                    .collect(),
                 tenant_id: p.string(ADLS_TENANT_ID),
                 client_id: p.string(ADLS_CLIENT_ID),
                 client_secret: p.string(ADLS_CLIENT_SECRET),
@@ -206,6 +217,8 @@ pub struct AzureConfig {
     pub account_key: Option<String>,
     /// [`ADLS_SAS_TOKEN`].
     pub sas_token: Option<String>,
+    /// Shared access signatures by storage account host ([`ADLS_SAS_TOKEN_PREFIX`]).
+    pub sas_tokens: BTreeMap<String, String>,
     /// [`ADLS_TENANT_ID`].
     pub tenant_id: Option<String>,
     /// [`ADLS_CLIENT_ID`].
@@ -214,12 +227,38 @@ pub struct AzureConfig {
     pub client_secret: Option<String>,
 }
 
+impl AzureConfig {
+    /// The shared access signature for the container `bucket` (`container@host` as in
+    /// `abfss://`, or `container`): the account's own ([`ADLS_SAS_TOKEN_PREFIX`], by host or
+    /// by account name), else [`ADLS_SAS_TOKEN`].
+    pub fn sas_token_for(&self, bucket: &str) -> Option<&str> {
+        let host = bucket.split_once('@').map(|(_, host)| host);
+        let account = host
+            .and_then(|h| h.split('.').next())
+            .or(self.account_name.as_deref());
+        host.and_then(|h| self.sas_tokens.get(h))
+            .or_else(|| account.and_then(|a| self.sas_tokens.get(a)))
+            .or_else(|| {
+                // `az://container` names no host: the account's token by its name.
+                account.and_then(|a| {
+                    self.sas_tokens
+                        .iter()
+                        .find(|(h, _)| h.split('.').next() == Some(a))
+                        .map(|(_, v)| v)
+                })
+            })
+            .or(self.sas_token.as_ref())
+            .map(String::as_str)
+    }
+}
+
 impl fmt::Debug for AzureConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AzureConfig")
             .field("account_name", &self.account_name)
             .field("account_key", &redact(&self.account_key))
             .field("sas_token", &redact(&self.sas_token))
+            .field("sas_tokens", &self.sas_tokens.keys().collect::<Vec<_>>())
             .field("tenant_id", &self.tenant_id)
             .field("client_id", &self.client_id)
             .field("client_secret", &redact(&self.client_secret))
@@ -320,6 +359,40 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    /// Vended per-account SAS tokens (`adls.sas-token.<host>`, as Polaris and Lakekeeper
+    /// send them) are used for that account's containers; the plain key for the rest.
+    #[test]
+    fn sas_tokens_per_account_win_for_their_account() {
+        let config = FileIoConfig::from_properties(&props(&[
+            ("adls.sas-token.acct.dfs.core.windows.net", "sv=acct"),
+            (
+                "adls.sas-token-expires-at-ms.acct.dfs.core.windows.net",
+                "1",
+            ),
+            (ADLS_SAS_TOKEN, "sv=any"),
+        ]))
+        .unwrap();
+        let azure = &config.azure;
+        assert_eq!(azure.sas_tokens.len(), 1, "{azure:?}");
+        assert_eq!(
+            azure.sas_token_for("c@acct.dfs.core.windows.net"),
+            Some("sv=acct")
+        );
+        assert_eq!(
+            azure.sas_token_for("c@other.dfs.core.windows.net"),
+            Some("sv=any")
+        );
+        let named = AzureConfig {
+            account_name: Some("acct".into()),
+            ..azure.clone()
+        };
+        assert_eq!(named.sas_token_for("c"), Some("sv=acct"));
+        assert!(
+            !format!("{azure:?}").contains("sv="),
+            "secrets stay out of Debug"
+        );
     }
 
     #[test]

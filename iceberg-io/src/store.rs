@@ -128,7 +128,7 @@ fn azure(raw: &str, location: &Location, config: &FileIoConfig) -> Result<Arc<dy
     if let Some(key) = &c.account_key {
         builder = builder.with_access_key(key);
     }
-    if let Some(sas) = &c.sas_token {
+    if let Some(sas) = c.sas_token_for(&location.store.bucket) {
         builder = builder.with_config(AzureConfigKey::SasKey, sas.trim_start_matches('?'));
     }
     if let Some(tenant) = &c.tenant_id {
