@@ -64,8 +64,17 @@ async fn namespaces_follow_pyiceberg_rules() {
     .unwrap();
     assert_eq!(
         c.namespace_properties(&ns("a.b_c")).await.unwrap(),
-        [("x".to_string(), "y".to_string())].into()
+        [
+            ("exists".to_string(), "true".to_string()),
+            ("x".to_string(), "y".to_string())
+        ]
+        .into()
     );
+    // Its other properties removed (as Spark may), the namespace stays: `exists` holds it.
+    c.update_namespace_properties(&ns("a.b_c"), &["x".into()], BTreeMap::new())
+        .await
+        .unwrap();
+    assert!(c.namespace_exists(&ns("a.b_c")).await.unwrap());
     // `a` has `a.b_c` below it: refused, as Java's JdbcCatalog does, and its properties stay.
     let err = c.drop_namespace(&ns("a")).await.unwrap_err();
     assert!(err.to_string().contains("not empty"), "{err}");

@@ -1,6 +1,6 @@
-//! Namespaces of the SQL catalog, with PyIceberg's rules: a namespace exists when it has a
-//! property row or a table lies in or below it; a new one without properties gets
-//! `exists = true`.
+//! Namespaces of the SQL catalog, with PyIceberg's and Java's rules: a namespace exists when
+//! it has a property row or a table lies in or below it; a new one gets `exists = true` (as
+//! Java writes it, whatever other properties it has).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -45,9 +45,11 @@ impl SqlCatalog {
         if self.namespace_known(ns).await? {
             return Err(namespace_already_exists(ns));
         }
-        if properties.is_empty() {
-            properties.insert(NAMESPACE_EXISTS_PROPERTY.into(), "true".into());
-        }
+        // Always, as Java's JdbcCatalog: removing the other properties later (from any
+        // client) must not make the namespace vanish.
+        properties
+            .entry(NAMESPACE_EXISTS_PROPERTY.into())
+            .or_insert_with(|| "true".into());
         let name = ns.to_string();
         let statements: Vec<Statement<'_>> = properties
             .iter()
