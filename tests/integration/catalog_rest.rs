@@ -352,6 +352,56 @@ async fn rest_oauth2_client_credentials_are_exchanged_and_refreshed_before_expir
     assert!(calls.last().unwrap().contains("[Bearer tok-2]"), "{log:#?}");
 }
 
+/// A commit whose token cannot be refreshed never went out: a definite failure (its files
+/// may be deleted), not an unknown outcome that keeps them.
+#[tokio::test]
+async fn rest_a_commit_without_a_token_is_not_an_unknown_outcome() {
+    let test = "rest_a_commit_without_a_token_is_not_an_unknown_outcome";
+    let Some((_dir, server)) = server(test) else {
+        return;
+    };
+    let proxy = FaultProxy::start(&server.uri);
+    proxy.inject(
+        "POST",
+        "/v1/oauth/tokens",
+        Fault::Json(r#"{"access_token": "tok-1", "token_type": "bearer", "expires_in": 2}"#),
+        1,
+    );
+    let config = RestCatalogConfig::new(&proxy.uri).with_property("credential", "id:secret");
+    let catalog = RestCatalog::connect(config).await.unwrap();
+    let ident = create(&catalog, "tokenless").await;
+    let base = catalog.load_table(&ident).await.unwrap();
+    let files = write_ids(&catalog, &base, 0..3).await.unwrap();
+    let planned = iceberg_append::prepare_append(
+        &catalog.table_io(&base),
+        &base,
+        files,
+        Default::default(),
+        &SystemEnvironment,
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    proxy.inject("POST", "/v1/oauth/tokens", Fault::Unavailable, 100);
+    let err = catalog
+        .commit(
+            &ident,
+            base.metadata_location.as_deref().unwrap(),
+            &planned.metadata,
+        )
+        .await
+        .unwrap_err();
+    assert!(!err.is_commit_state_unknown(), "{err}");
+    assert!(
+        !proxy
+            .log()
+            .iter()
+            .any(|l| l.starts_with("POST") && l.contains("/tables/tokenless")),
+        "the commit went out: {:#?}",
+        proxy.log()
+    );
+}
+
 #[tokio::test]
 async fn rest_vended_credentials_configure_the_tables_io() {
     let test = "rest_vended_credentials_configure_the_tables_io";

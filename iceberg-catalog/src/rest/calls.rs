@@ -26,6 +26,8 @@ const IDEMPOTENT_RESENDS: u32 = 2;
 pub(super) struct Sent {
     pub(super) answer: std::result::Result<Answer, CatalogError>,
     pub(super) uncertain: bool,
+    /// The last attempt failed before its request went out (fetching a token).
+    pub(super) unsent: bool,
 }
 
 /// What a failed request was about, to name it in the error.
@@ -188,22 +190,38 @@ impl RestCatalog {
         let mut attempt = 0;
         let mut uncertain = false;
         loop {
-            let answer = async {
-                let mut request = extra(self.client.request(method.clone(), url).await?);
-                if let Some(body) = body {
-                    request = request.json(body);
+            // Building the request may fetch an OAuth2 token: a failure there sent nothing.
+            let request = match self.client.request(method.clone(), url).await {
+                Ok(request) => request,
+                Err(e) => {
+                    return Sent {
+                        answer: Err(e),
+                        uncertain,
+                        unsent: true,
+                    };
                 }
-                if let Some(key) = &key {
-                    request = request.header("Idempotency-Key", key);
-                }
-                self.client.send(request, operation).await
+            };
+            let mut request = extra(request);
+            if let Some(body) = body {
+                request = request.json(body);
             }
-            .await;
+            if let Some(key) = &key {
+                request = request.header("Idempotency-Key", key);
+            }
+            let answer = self.client.send(request, operation).await;
             let Err(e) = &answer else {
-                return Sent { answer, uncertain };
+                return Sent {
+                    answer,
+                    uncertain,
+                    unsent: false,
+                };
             };
             if attempt >= resends {
-                return Sent { answer, uncertain };
+                return Sent {
+                    answer,
+                    uncertain,
+                    unsent: false,
+                };
             }
             // Unless it never connected, that send may have reached the server.
             if !matches!(e, CatalogError::Http { source, .. } if source.is_connect()) {

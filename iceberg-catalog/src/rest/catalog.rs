@@ -390,11 +390,17 @@ impl RestCatalog {
             updates: &change.updates,
         };
         let url = self.table_url(ident);
-        let Sent { answer, uncertain } = self
+        let Sent {
+            answer,
+            uncertain,
+            unsent,
+        } = self
             .send_tracked(Method::POST, &url, Some(&body), operation, |r| r)
             .await;
         let answer = match answer {
             Ok(answer) => answer,
+            // Failed before the request went out (no token): the change cannot have landed.
+            Err(e) if unsent && !uncertain => return Err(unreachable(e, &target)),
             // Never sent: the change cannot have landed.
             Err(CatalogError::Http { source, .. }) if source.is_connect() && !uncertain => {
                 return Err(unreachable(
