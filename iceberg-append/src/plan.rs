@@ -5,13 +5,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use iceberg_spec::properties::ENCRYPTION_KEY_ID;
 use iceberg_spec::snapshot::{MAIN_BRANCH, MetadataLogEntry, SnapshotLogEntry};
 use iceberg_spec::{
     FormatVersion, ManifestContent, ManifestFile, Snapshot, SnapshotRef, TableMetadata,
     TableProperties,
 };
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::manifest_list::ManifestListHeader;
 use crate::summary::{AddedCounts, append_summary};
 
@@ -59,6 +60,15 @@ pub struct AttemptPlan {
 /// # Errors
 /// When the base's properties do not parse or the new metadata fails validation.
 pub fn plan_fast_append(base: &TableMetadata, inputs: &AttemptInputs<'_>) -> Result<AttemptPlan> {
+    if let Some(key) = base.property(ENCRYPTION_KEY_ID) {
+        // Java would encrypt the new files and manifests; plaintext ones would slip into a
+        // table its owner made encrypted, with no error anywhere.
+        return Err(Error::NotSupportedForTable {
+            table: base.location.clone(),
+            operation: "committing new files".into(),
+            reason: format!("the table is encrypted ({ENCRYPTION_KEY_ID} = {key})"),
+        });
+    }
     let props = TableProperties::parse(&base.properties)?;
     let version = base.format_version;
     let parent = base.branch_head(inputs.branch);

@@ -44,6 +44,15 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// A column's `write-default` has no DataFusion literal.
+    #[error("write-default of column `{column}`: {source}")]
+    WriteDefault {
+        /// The column.
+        column: String,
+        /// Why it has no literal.
+        #[source]
+        source: DataFusionError,
+    },
     /// The commit node was given batches that are not a write node's output.
     #[error("commit of {table}: its input is not a write node's data file records")]
     NotWriteOutput {

@@ -1,15 +1,16 @@
 //! [`IcebergTableProvider`]: one Iceberg table as a DataFusion table, for `SELECT` and
 //! `INSERT INTO`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
-use datafusion::common::Result as DfResult;
+use datafusion::common::{Result as DfResult, ScalarValue};
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::logical_expr::dml::InsertOp;
-use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, lit};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use iceberg_append::{Catalog, Environment, SystemEnvironment, Table, TableIdent};
@@ -29,6 +30,9 @@ pub struct IcebergTableProvider {
     schema: SchemaRef,
     /// The id of that schema: an insert planned on it goes to a table still on it.
     schema_id: i32,
+    /// The `write-default` (v3) of top-level columns that have one: what an `INSERT` that
+    /// leaves them out writes (the spec's rule), where DataFusion would write NULL.
+    defaults: HashMap<String, Expr>,
 }
 
 impl IcebergTableProvider {
@@ -46,14 +50,32 @@ impl IcebergTableProvider {
     /// # Errors
     /// When the table's schema has no Arrow equivalent.
     pub fn from_table(catalog: Arc<dyn Catalog>, ident: TableIdent, table: &Table) -> Result<Self> {
-        let schema = Arc::new(iceberg_write::arrow_schema(
-            table.metadata.current_schema()?,
-        )?);
+        let iceberg = table.metadata.current_schema()?;
+        let schema = Arc::new(iceberg_write::arrow_schema(iceberg)?);
+        let mut defaults = HashMap::new();
+        for (field, arrow) in iceberg.fields().iter().zip(schema.fields()) {
+            let (Some(value), Some(ty)) = (&field.write_default, field.field_type.as_primitive())
+            else {
+                continue;
+            };
+            let Some(one) =
+                iceberg_write::default_array(value, ty, arrow.data_type(), 1, &field.name)?
+            else {
+                continue;
+            };
+            let scalar =
+                ScalarValue::try_from_array(&one, 0).map_err(|source| Error::WriteDefault {
+                    column: field.name.clone(),
+                    source,
+                })?;
+            defaults.insert(field.name.clone(), lit(scalar));
+        }
         Ok(Self {
             catalog,
             ident,
             schema,
             schema_id: table.metadata.current_schema_id,
+            defaults,
         })
     }
 
@@ -70,6 +92,7 @@ impl IcebergTableProvider {
             ident,
             schema,
             schema_id,
+            defaults: HashMap::new(),
         }
     }
 
@@ -97,6 +120,10 @@ impl IcebergTableProvider {
 impl TableProvider for IcebergTableProvider {
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
+    }
+
+    fn get_column_default(&self, column: &str) -> Option<&Expr> {
+        self.defaults.get(column)
     }
 
     fn table_type(&self) -> TableType {

@@ -291,13 +291,15 @@ async fn a_column_added_with_a_default_reads_it_in_older_files() {
         .unwrap();
     let ctx = session(catalog.clone(), 2).await;
     sql(&ctx, "INSERT INTO iceberg.db.t VALUES (3, 9)").await;
+    // Left out of an insert, the column gets its write-default (the spec's rule), not NULL.
+    sql(&ctx, "INSERT INTO iceberg.db.t (id) VALUES (4)").await;
     assert_eq!(
         scalar(&ctx, "SELECT sum(flag) FROM iceberg.db.t").await,
-        7 + 7 + 9
+        7 + 7 + 9 + 7
     );
     assert_eq!(
         scalar(&ctx, "SELECT count(*) FROM iceberg.db.t WHERE flag = 7").await,
-        2
+        3
     );
 }
 

@@ -10,6 +10,9 @@ use std::str::FromStr;
 use crate::codec::{AvroCodec, ParquetCodec};
 use crate::error::{Error, Result};
 
+/// The key that makes Java encrypt a table's data files and manifests.
+pub const ENCRYPTION_KEY_ID: &str = "encryption.key-id";
+
 /// Parquet compression codec.
 pub const PARQUET_COMPRESSION: &str = "write.parquet.compression-codec";
 /// Default Parquet codec (Java's default since 1.4).

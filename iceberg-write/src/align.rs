@@ -1,6 +1,7 @@
 //! Aligning a batch to the table schema: columns matched by name (falling back to the
 //! `PARQUET:field_id` a batch field may carry), reordered, cast along Iceberg's promotions,
-//! missing optional columns filled with nulls, and nulls in required columns refused.
+//! missing columns filled with their `write-default` (v3) or nulls, and nulls in required
+//! columns refused.
 //!
 //! Nested columns are aligned child by child the same way. The result is a batch with
 //! exactly the Arrow schema of [`crate::arrow_schema`], ready for the Parquet writer.
@@ -19,6 +20,7 @@ use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, FieldRef, Fields, SchemaRef, TimeUnit};
 use iceberg_spec::types::{NestedField, PrimitiveType, Type};
 
+use crate::defaults::default_array;
 use crate::error::{Error, Result};
 use crate::to_arrow::{field_id_of, full_name};
 
@@ -77,6 +79,17 @@ fn align_struct(
     let mut target_iter = target.iter();
     for (f, src) in fields.iter().zip(source_of) {
         if matches!(f.field_type, Type::Primitive(PrimitiveType::Unknown)) {
+            // Never written (always null): values given for it would be lost, so refused.
+            if let Some(si) = src
+                && src_cols[si].null_count() < src_cols[si].len()
+                && !matches!(src_cols[si].data_type(), DataType::Null)
+            {
+                return Err(Error::TypeMismatch {
+                    column: full_name(prefix, &f.name),
+                    expected: f.field_type.to_string(),
+                    found: src_cols[si].data_type().to_string(),
+                });
+            }
             continue;
         }
         let Some(tf) = target_iter.next() else {
@@ -85,10 +98,17 @@ fn align_struct(
             });
         };
         let full = full_name(prefix, &f.name);
-        let array = match src {
-            Some(si) => align_array(&src_cols[si], f, tf, &full, parent_valid)?,
-            None if f.required => return Err(Error::MissingColumn { name: full }),
-            None => new_null_array(tf.data_type(), len),
+        let default = match (src, &f.write_default, &f.field_type) {
+            (None, Some(value), Type::Primitive(p)) => {
+                default_array(value, p, tf.data_type(), len, &full)?
+            }
+            _ => None,
+        };
+        let array = match (src, default) {
+            (Some(si), _) => align_array(&src_cols[si], f, tf, &full, parent_valid)?,
+            (None, Some(filled)) => filled,
+            (None, None) if f.required => return Err(Error::MissingColumn { name: full }),
+            (None, None) => new_null_array(tf.data_type(), len),
         };
         out.push(array);
     }
@@ -288,7 +308,13 @@ fn cast_primitive(
     if let Some(a) = floored {
         return Ok(Some(a));
     }
-    arrow_cast::cast(&src, to)
+    // Not `safe`: a value that does not fit (a microsecond timestamp past 2262 as
+    // nanoseconds) is an error naming the column, never a null written in its place.
+    let options = arrow_cast::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    arrow_cast::cast_with_options(&src, to, &options)
         .map(Some)
         .map_err(|e| Error::arrow(full, e))
 }
@@ -373,6 +399,144 @@ mod tests {
 
     fn batch(fields: Vec<Field>, cols: Vec<ArrayRef>) -> RecordBatch {
         RecordBatch::try_new(Arc::new(ArrowSchema::new(fields)), cols).unwrap()
+    }
+
+    /// A column the input leaves out gets its `write-default` (v3), a required one too; one
+    /// without a default stays null (optional) or is refused (required).
+    #[test]
+    fn missing_columns_get_their_write_default() {
+        let with_default = |mut f: NestedField, v: serde_json::Value| {
+            f.write_default = Some(v);
+            f
+        };
+        let t = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", PrimitiveType::Long),
+                with_default(
+                    NestedField::required(2, "flag", PrimitiveType::Boolean),
+                    serde_json::json!(true),
+                ),
+                with_default(
+                    NestedField::optional(3, "age", PrimitiveType::Int),
+                    serde_json::json!(25),
+                ),
+                with_default(
+                    NestedField::optional(4, "label", PrimitiveType::String),
+                    serde_json::json!("x"),
+                ),
+                with_default(
+                    NestedField::optional(
+                        5,
+                        "price",
+                        PrimitiveType::Decimal {
+                            precision: 9,
+                            scale: 2,
+                        },
+                    ),
+                    serde_json::json!("12.50"),
+                ),
+                NestedField::optional(6, "note", PrimitiveType::String),
+            ],
+        )
+        .unwrap();
+        let target = Arc::new(arrow_schema(&t).unwrap());
+        let b = batch(
+            vec![Field::new("id", DataType::Int64, false)],
+            vec![Arc::new(arrow_array::Int64Array::from(vec![1, 2, 3]))],
+        );
+        let out = align_batch(&b, t.fields(), &target).unwrap();
+        let flags = out.column(1).as_boolean();
+        assert!((0..3).all(|i| flags.value(i)) && flags.null_count() == 0);
+        let ages = out
+            .column(2)
+            .as_primitive::<arrow_array::types::Int32Type>();
+        assert_eq!(ages.values().to_vec(), vec![25, 25, 25]);
+        assert_eq!(out.column(3).as_string::<i32>().value(2), "x");
+        let prices = out
+            .column(4)
+            .as_primitive::<arrow_array::types::Decimal128Type>();
+        assert_eq!(prices.value(0), 1250);
+        assert_eq!(out.column(5).null_count(), 3);
+        // Required without a default: refused, naming it.
+        let bare = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", PrimitiveType::Long),
+                NestedField::required(2, "flag", PrimitiveType::Boolean),
+            ],
+        )
+        .unwrap();
+        let target = Arc::new(arrow_schema(&bare).unwrap());
+        let err = align_batch(&b, bare.fields(), &target).unwrap_err();
+        assert!(
+            matches!(&err, Error::MissingColumn { name } if name == "flag"),
+            "{err}"
+        );
+    }
+
+    /// Values for an `unknown` column (always null) are refused, not dropped; nulls pass.
+    #[test]
+    fn values_for_an_unknown_column_are_refused() {
+        let t = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", PrimitiveType::Long),
+                NestedField::optional(2, "later", PrimitiveType::Unknown),
+            ],
+        )
+        .unwrap();
+        let target = Arc::new(arrow_schema(&t).unwrap());
+        let with = |later: ArrayRef| {
+            batch(
+                vec![
+                    Field::new("id", DataType::Int64, false),
+                    Field::new("later", later.data_type().clone(), true),
+                ],
+                vec![Arc::new(arrow_array::Int64Array::from(vec![1, 2])), later],
+            )
+        };
+        let err = align_batch(
+            &with(Arc::new(Int32Array::from(vec![Some(7), None]))),
+            t.fields(),
+            &target,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, Error::TypeMismatch { column, .. } if column == "later"),
+            "{err}"
+        );
+        align_batch(
+            &with(Arc::new(Int32Array::from(vec![None, None]))),
+            t.fields(),
+            &target,
+        )
+        .unwrap();
+    }
+
+    /// A timestamp that does not fit nanoseconds (past 2262) is an error naming the column,
+    /// never a null written in its place.
+    #[test]
+    fn a_timestamp_past_the_nanosecond_range_is_refused() {
+        let t = Schema::new(
+            0,
+            vec![NestedField::optional(1, "at", PrimitiveType::TimestampNs)],
+        )
+        .unwrap();
+        let target = Arc::new(arrow_schema(&t).unwrap());
+        let far = 253_402_214_400_000_000i64; // 9999-12-31 in microseconds
+        let b = batch(
+            vec![Field::new(
+                "at",
+                DataType::Timestamp(TimeUnit::Microsecond, None),
+                true,
+            )],
+            vec![Arc::new(arrow_array::TimestampMicrosecondArray::from(
+                vec![0, far],
+            ))],
+        );
+        let err = align_batch(&b, t.fields(), &target).unwrap_err();
+        assert!(err.to_string().contains("at"), "{err}");
     }
 
     #[test]

@@ -58,6 +58,7 @@
 //! ```
 
 mod align;
+mod defaults;
 mod error;
 mod from_arrow;
 pub mod import;
@@ -75,6 +76,7 @@ pub use ::arrow_array;
 pub use ::arrow_schema;
 pub use ::parquet;
 
+pub use crate::defaults::default_array;
 pub use crate::error::{Error, Result};
 pub use crate::from_arrow::iceberg_schema;
 pub use crate::metrics::MetricsConfig;

@@ -533,6 +533,41 @@ async fn inline_manifests_of_an_early_v1_snapshot_are_carried() {
     }
 }
 
+/// A table Java encrypts (`encryption.key-id`) is refused, naming why: plaintext files and
+/// manifests must not slip into it. The table is unchanged.
+#[tokio::test]
+async fn an_encrypted_table_is_refused_and_unchanged() {
+    let t = Fixture::new(FormatVersion::V2, id_schema(), |_| {
+        PartitionSpec::unpartitioned()
+    })
+    .await;
+    t.append(vec![data_file("a", 3)], AppendMode::Fast).await;
+    let table = t.catalog.load_table(&t.ident).await.unwrap();
+    let mut meta = table.metadata.clone();
+    meta.properties
+        .insert("encryption.key-id".into(), "key-1".into());
+    let location = t
+        .catalog
+        .commit(&t.ident, table.metadata_location.as_deref().unwrap(), &meta)
+        .await
+        .unwrap();
+    for mode in [AppendMode::Fast, AppendMode::Merge] {
+        let err = commit_append_with_mode(
+            &t.catalog,
+            &t.ident,
+            vec![data_file("b", 4)],
+            BTreeMap::new(),
+            Some(mode),
+            t.env.as_ref(),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.to_string().contains("encryption.key-id"), "{err}");
+    }
+    let after = t.catalog.load_table(&t.ident).await.unwrap();
+    assert_eq!(after.metadata_location.as_deref(), Some(location.as_str()));
+}
+
 fn uuid_schema() -> Schema {
     Schema::new(
         0,
