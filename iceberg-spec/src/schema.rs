@@ -329,7 +329,14 @@ fn index_field(
             in_list_or_map,
         },
     );
-    by_name.insert(full_name.clone(), f.id);
+    // As Java's `IndexByName`: two fields of one full name (a column `a.b` beside struct
+    // `a`'s field `b`) make a schema Java and PyIceberg refuse to load.
+    if let Some(prev) = by_name.insert(full_name.clone(), f.id) {
+        return Err(Error::invalid_schema(format!(
+            "multiple fields for name `{full_name}`: {prev} and {}",
+            f.id
+        )));
+    }
     let child_prefix = format!("{full_name}.");
     match &f.field_type {
         Type::Primitive(_) => {}
@@ -464,6 +471,33 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("`a`") && err.contains("`b`"), "{err}");
+    }
+
+    /// A top-level `a.b` beside struct `a`'s field `b` is refused, as Java's and
+    /// PyIceberg's schemas refuse it (a table with it would load nowhere else).
+    #[test]
+    fn two_fields_of_one_full_name_are_refused() {
+        let err = Schema::new(
+            0,
+            vec![
+                NestedField::optional(
+                    1,
+                    "a",
+                    crate::types::StructType::new(vec![NestedField::optional(
+                        2,
+                        "b",
+                        PrimitiveType::Int,
+                    )]),
+                ),
+                NestedField::optional(3, "a.b", PrimitiveType::Int),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("`a.b`") && err.contains('2') && err.contains('3'),
+            "{err}"
+        );
     }
 
     #[test]

@@ -200,6 +200,10 @@ pub fn add_current_schema(
             id
         }
     };
+    if let Ok(before) = metadata.current_schema() {
+        let before = before.clone();
+        follow_columns(&mut metadata.properties, &before, schema);
+    }
     metadata.current_schema_id = id;
     // Readers resolve files without field ids through the name mapping: it follows the
     // schema as Java's `SchemaUpdate` keeps it (one that does not parse is left as it is,
@@ -216,6 +220,43 @@ pub fn add_current_schema(
         .max(last_column_id)
         .max(schema.highest_field_id());
     Ok(id)
+}
+
+/// Prefixes of table properties keyed by a column's full name, which Java's `SchemaUpdate`
+/// carries through a rename and drops with the column.
+const COLUMN_PROPERTY_PREFIXES: [&str; 3] = [
+    crate::properties::METRICS_COLUMN_PREFIX,
+    "write.parquet.bloom-filter-enabled.column.",
+    "write.parquet.stats-enabled.column.",
+];
+
+/// Moves column-keyed properties (see [`COLUMN_PROPERTY_PREFIXES`]) from `before`'s names to
+/// `after`'s: renamed with their column (nested ones with their struct), removed with it.
+/// Otherwise a metrics mode set on a column would leave it at a rename, and fall to a
+/// column added later under the old name.
+fn follow_columns(
+    properties: &mut std::collections::BTreeMap<String, String>,
+    before: &Schema,
+    after: &Schema,
+) {
+    let moved: Vec<(String, Option<String>)> = properties
+        .keys()
+        .filter_map(|key| {
+            let (prefix, name) = COLUMN_PROPERTY_PREFIXES
+                .iter()
+                .find_map(|p| key.strip_prefix(p).map(|name| (*p, name)))?;
+            let id = before.field_id_by_name(name)?;
+            let now = after.field_name(id);
+            (now != Some(name)).then(|| (key.clone(), now.map(|n| format!("{prefix}{n}"))))
+        })
+        .collect();
+    for (old, new) in moved {
+        if let Some(value) = properties.remove(&old)
+            && let Some(new) = new
+        {
+            properties.insert(new, value);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -164,6 +164,21 @@ fn invalid_changes_are_refused_naming_the_column() {
             "m.key.k2",
             "map key",
         ),
+        (
+            opt(
+                0,
+                "m",
+                MapType::new(
+                    0,
+                    StructType::new(vec![req(0, "k", P::Long)]),
+                    0,
+                    P::Int,
+                    false,
+                ),
+            ),
+            "m.key.k",
+            "map keys cannot change",
+        ),
     ];
     for (field, column, why) in cases {
         let (got, reason) = refused(union_by_name(&base, 10, &[field], UnionOptions::default()));
@@ -428,6 +443,55 @@ fn add_current_schema_reuses_an_equal_schema_and_checks_the_version() {
         add_current_schema(&mut meta, &ns.schema, ns.last_column_id),
         Err(Error::FormatVersionTooLow { .. })
     ));
+}
+
+/// Column-keyed properties follow a rename (nested ones with their struct) and go with a
+/// deleted column, as Java's `SchemaUpdate` keeps them; others stay as they are.
+#[test]
+fn column_properties_follow_renames_and_go_with_deletes() {
+    let base = schema(vec![
+        opt(1, "a", P::Int),
+        opt(2, "gone", P::Int),
+        opt(3, "s", StructType::new(vec![opt(4, "x", P::Int)])),
+    ]);
+    let props: std::collections::BTreeMap<String, String> = [
+        ("write.metadata.metrics.column.a", "none"),
+        ("write.parquet.bloom-filter-enabled.column.gone", "true"),
+        ("write.parquet.stats-enabled.column.s.x", "false"),
+        ("write.metadata.metrics.column.unknown", "counts"),
+        ("owner", "me"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let mut meta = TableMetadata::new_table(
+        FormatVersion::V2,
+        uuid::Uuid::nil(),
+        "memory://t",
+        base.clone(),
+        crate::PartitionSpec::unpartitioned(),
+        crate::SortOrder::unsorted(),
+        props,
+        1,
+    )
+    .unwrap();
+    let mut u = crate::evolution::UpdateSchema::new(&base, 4);
+    u.rename_column("a", "b").unwrap();
+    u.rename_column("s", "t").unwrap();
+    u.delete_column("gone").unwrap();
+    let out = u.apply().unwrap();
+    add_current_schema(&mut meta, &out.schema, out.last_column_id).unwrap();
+    let keys: Vec<&str> = meta.properties.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "owner",
+            "write.metadata.metrics.column.b",
+            "write.metadata.metrics.column.unknown",
+            "write.parquet.stats-enabled.column.t.x",
+        ]
+    );
+    assert_eq!(meta.properties["write.metadata.metrics.column.b"], "none");
 }
 
 // Properties: random table schemas and inputs made of kept (some narrower or wider),

@@ -194,7 +194,8 @@ impl Union {
                 column: column.to_string(),
             });
         }
-        if input.doc.is_some() && input.doc != existing.doc {
+        // A map key's doc stays: Java and PyIceberg refuse any change to a map key.
+        if !in_key && input.doc.is_some() && input.doc != existing.doc {
             out.doc.clone_from(&input.doc);
             self.changes.push(SchemaChange::DocUpdated {
                 column: column.to_string(),
@@ -213,6 +214,11 @@ impl Union {
                 if is_promotion_allowed(given, table) {
                     // The same type, or a narrower one the table's type reads.
                     Ok(existing.clone())
+                } else if in_key {
+                    Err(refuse(format!(
+                        "the table's map key is {table} and the input's {given}: map keys \
+                         cannot change (Java and PyIceberg refuse it too)"
+                    )))
                 } else if is_promotion_allowed(table, given) {
                     self.changes.push(SchemaChange::Widened {
                         column: column.to_string(),

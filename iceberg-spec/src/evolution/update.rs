@@ -199,6 +199,12 @@ impl UpdateSchema {
     /// The column is missing, an identifier field, or has changes or additions here.
     pub fn delete_column(&mut self, name: &str) -> Result<&mut Self> {
         let (id, column) = self.existing(name)?;
+        if self.is_element_or_value(id) {
+            return Err(refuse(
+                &column,
+                "a list's element or a map's value cannot be deleted, only its column".into(),
+            ));
+        }
         if self.base.identifier_field_ids().contains(&id) {
             return Err(refuse(
                 &column,
@@ -478,7 +484,25 @@ impl UpdateSchema {
             .find_base(name)?
             .ok_or_else(|| refuse(name, "no such column in the table".into()))?;
         let column = self.base.field_name(id).unwrap_or(name).to_string();
+        if self.in_map_key(id) {
+            return Err(refuse(
+                &column,
+                "map keys cannot change (Java and PyIceberg refuse it too)".into(),
+            ));
+        }
         Ok((id, column))
+    }
+
+    /// Whether field `id` is a map's key or lies inside one.
+    fn in_map_key(&self, id: i32) -> bool {
+        let mut at = Some(id);
+        while let Some(id) = at {
+            if self.is_map_key(id) {
+                return true;
+            }
+            at = self.base.field_info(id).and_then(|i| i.parent_id);
+        }
+        false
     }
 
     /// As [`Self::existing`], and not deleted here.
@@ -578,6 +602,18 @@ impl UpdateSchema {
             }
         }
         false
+    }
+
+    fn is_element_or_value(&self, id: i32) -> bool {
+        self.base
+            .field_info(id)
+            .and_then(|i| i.parent_id)
+            .and_then(|p| self.base.field_by_id(p))
+            .is_some_and(|p| match &p.field_type {
+                Type::List(l) => l.element_field.id == id,
+                Type::Map(m) => m.value_field.id == id,
+                _ => false,
+            })
     }
 
     fn is_map_key(&self, id: i32) -> bool {

@@ -178,6 +178,49 @@ fn deletes_are_checked() {
     assert!(s.field_by_id(3).is_none() && s.field_by_id(4).is_none());
 }
 
+/// Map keys never change and a list's element or a map's value is never deleted alone, as
+/// Java's and PyIceberg's `UpdateSchema` refuse (a table changed so loads differently there).
+#[test]
+fn map_keys_stay_and_elements_are_not_deleted_alone() {
+    let keyed = schema(vec![NestedField::optional(
+        1,
+        "m",
+        MapType::new(
+            2,
+            StructType::new(vec![NestedField::required(3, "k", P::Int)]),
+            4,
+            P::String,
+            true,
+        ),
+    )]);
+    let mut u = UpdateSchema::new(&keyed, 4);
+    for (column, result) in [
+        ("m.key", u.rename_column("m.key", "kk").map(|_| ())),
+        ("m.key.k", u.widen_column("m.key.k", P::Long).map(|_| ())),
+        ("m.key.k", u.rename_column("m.key.k", "j").map(|_| ())),
+        (
+            "m.key.k",
+            u.update_column_doc("m.key.k", Some("d")).map(|_| ()),
+        ),
+        ("m.key.k", u.delete_column("m.key.k").map(|_| ())),
+        (
+            "m.key",
+            u.add_column(Some("m.key"), "k2", P::Int.into(), None)
+                .map(|_| ()),
+        ),
+    ] {
+        let (c, r) = refused(result);
+        assert_eq!(c, column);
+        assert!(r.contains("map keys"), "{column}: {r}");
+    }
+    let mut u = UpdateSchema::new(&base(), 11);
+    for column in ["tags.element", "attrs.value"] {
+        let (c, r) = refused(u.delete_column(column));
+        assert_eq!(c, column);
+        assert!(r.contains("cannot be deleted"), "{r}");
+    }
+}
+
 #[test]
 fn widening_and_optional_follow_the_rules() {
     let mut u = UpdateSchema::new(&base(), 11);
