@@ -20,7 +20,7 @@ use crate::env::{Environment, fresh_snapshot_id};
 use crate::error::{Error, Result};
 use crate::evolve::SchemaEvolution;
 use crate::manifest::{
-    ManifestContext, StatusCounts, encode_manifests, read_manifests, read_manifests_as,
+    ManifestContext, StatusCounts, encode_manifests, read_manifests, read_manifests_as, row_of,
 };
 use crate::manifest_list::{ManifestList, encode_manifest_list_onto};
 use crate::merge::{
@@ -137,26 +137,15 @@ pub async fn read_snapshot_manifests(
             .get("partition-spec-id")
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
-        let mut row = ManifestFile {
-            manifest_path: path.clone(),
-            manifest_length: i64::try_from(io.len(path).await?).unwrap_or(i64::MAX),
-            partition_spec_id: spec_id,
-            content: ManifestContent::Data,
-            sequence_number: 0,
-            min_sequence_number: 0,
-            added_snapshot_id: snapshot.snapshot_id,
-            added_files_count: None,
-            existing_files_count: None,
-            deleted_files_count: None,
-            added_rows_count: None,
-            existing_rows_count: None,
-            deleted_rows_count: None,
-            partitions: None,
-            key_metadata: None,
-            first_row_id: None,
-        };
-        StatusCounts::of(&manifest.entries).fill(&mut row);
-        rows.push(row);
+        let length = i64::try_from(io.len(path).await?).unwrap_or(i64::MAX);
+        rows.push(row_of(
+            path,
+            length,
+            spec_id,
+            ManifestContent::Data,
+            snapshot.snapshot_id,
+            &manifest.entries,
+        ));
     }
     Ok(rows)
 }

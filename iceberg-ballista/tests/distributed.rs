@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::BTreeSet;
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -66,6 +66,19 @@ fn spawn(dir: &Path, log: &Path, args: &[String]) -> Child {
         .unwrap()
 }
 
+/// Waits until something accepts connections on `port` (the scheduler whose log is `log`).
+fn wait_listening(port: u16, log: &Path) {
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "nothing listens on {port}:\n{}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Waits until `log` has `count` lines containing `needle`.
 fn wait_for(log: &Path, needle: &str, count: usize) {
     let start = Instant::now();
@@ -105,6 +118,9 @@ impl Cluster {
             executors: Vec::new(),
             port,
         };
+        // An executor that finds no scheduler listening gives up at once: start them only
+        // once it listens (a loaded machine may take seconds to get there).
+        wait_listening(port, &logs.join("scheduler.log"));
         for i in 0..executors {
             let work = dir.join(format!("work-{i}"));
             std::fs::create_dir_all(&work).unwrap();

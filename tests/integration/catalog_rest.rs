@@ -310,13 +310,9 @@ async fn rest_bad_input_is_a_typed_error_that_says_what_to_fix() {
     );
 }
 
-#[tokio::test]
-async fn rest_oauth2_client_credentials_are_exchanged_and_refreshed_before_expiry() {
-    let test = "rest_oauth2_client_credentials_are_exchanged_and_refreshed_before_expiry";
-    let Some((_dir, server)) = server(test) else {
-        return;
-    };
-    // rustberg has no token endpoint: the proxy answers it, with a token that expires in 2 s.
+/// A proxy to `server` that answers its first token request (rustberg has no token
+/// endpoint) with a token that expires in 2 s.
+fn token_proxy(server: &RestServer) -> FaultProxy {
     let proxy = FaultProxy::start(&server.uri);
     proxy.inject(
         "POST",
@@ -324,6 +320,16 @@ async fn rest_oauth2_client_credentials_are_exchanged_and_refreshed_before_expir
         Fault::Json(r#"{"access_token": "tok-1", "token_type": "bearer", "expires_in": 2}"#),
         1,
     );
+    proxy
+}
+
+#[tokio::test]
+async fn rest_oauth2_client_credentials_are_exchanged_and_refreshed_before_expiry() {
+    let test = "rest_oauth2_client_credentials_are_exchanged_and_refreshed_before_expiry";
+    let Some((_dir, server)) = server(test) else {
+        return;
+    };
+    let proxy = token_proxy(&server);
     proxy.inject(
         "POST",
         "/v1/oauth/tokens",
@@ -360,13 +366,7 @@ async fn rest_a_commit_without_a_token_is_not_an_unknown_outcome() {
     let Some((_dir, server)) = server(test) else {
         return;
     };
-    let proxy = FaultProxy::start(&server.uri);
-    proxy.inject(
-        "POST",
-        "/v1/oauth/tokens",
-        Fault::Json(r#"{"access_token": "tok-1", "token_type": "bearer", "expires_in": 2}"#),
-        1,
-    );
+    let proxy = token_proxy(&server);
     let config = RestCatalogConfig::new(&proxy.uri).with_property("credential", "id:secret");
     let catalog = RestCatalog::connect(config).await.unwrap();
     let ident = create(&catalog, "tokenless").await;

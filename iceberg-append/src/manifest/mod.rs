@@ -178,13 +178,36 @@ fn describe(
         }
     }
     let v1 = ctx.version == FormatVersion::V1;
+    let mut file = row_of(
+        path,
+        length as i64,
+        ctx.spec.spec_id(),
+        ctx.content,
+        snapshot_id,
+        entries,
+    );
+    file.min_sequence_number = if v1 { 0 } else { min_seq.unwrap_or(-1) };
+    file.partitions = Some(partition_summaries(pt, entries)?);
+    Ok(file)
+}
+
+/// The manifest-list row of the manifest at `path` holding `entries`: their counts,
+/// sequence numbers 0 (the commit that lists it assigns them), no partition summaries.
+pub(crate) fn row_of(
+    path: &str,
+    length: i64,
+    spec_id: i32,
+    content: ManifestContent,
+    snapshot_id: i64,
+    entries: &[ManifestEntry],
+) -> ManifestFile {
     let mut file = ManifestFile {
         manifest_path: path.to_string(),
-        manifest_length: length as i64,
-        partition_spec_id: ctx.spec.spec_id(),
-        content: ctx.content,
+        manifest_length: length,
+        partition_spec_id: spec_id,
+        content,
         sequence_number: 0,
-        min_sequence_number: if v1 { 0 } else { min_seq.unwrap_or(-1) },
+        min_sequence_number: 0,
         added_snapshot_id: snapshot_id,
         added_files_count: None,
         existing_files_count: None,
@@ -192,12 +215,12 @@ fn describe(
         added_rows_count: None,
         existing_rows_count: None,
         deleted_rows_count: None,
-        partitions: Some(partition_summaries(pt, entries)?),
+        partitions: None,
         key_metadata: None,
         first_row_id: None,
     };
     StatusCounts::of(entries).fill(&mut file);
-    Ok(file)
+    file
 }
 
 /// Files and rows of manifest entries by status: the counts a manifest-list row records.

@@ -96,17 +96,7 @@ impl CommitInterceptor<InMemoryCatalog> for RaceAt {
     ) -> Result<String> {
         let race = self.race.lock().unwrap().take();
         match race {
-            Some(Race::Append(theirs)) => {
-                commit_append(
-                    inner,
-                    ident,
-                    vec![*theirs],
-                    BTreeMap::new(),
-                    self.env.as_ref(),
-                )
-                .await
-                .unwrap();
-            }
+            Some(Race::Append(theirs)) => self.append_theirs(inner, ident, *theirs).await,
             Some(Race::Update(update)) => {
                 commit_table_update(inner, ident, &update, self.env.as_ref())
                     .await
@@ -132,20 +122,27 @@ impl CommitInterceptor<InMemoryCatalog> for RaceAt {
             }
             Some(Race::LandedThenAppended(theirs)) => {
                 inner.commit(ident, base, new).await?;
-                commit_append(
-                    inner,
-                    ident,
-                    vec![*theirs],
-                    BTreeMap::new(),
-                    self.env.as_ref(),
-                )
-                .await
-                .unwrap();
+                self.append_theirs(inner, ident, *theirs).await;
                 return Err(conflict(ident, base));
             }
             None => {}
         }
         inner.commit(ident, base, new).await
+    }
+}
+
+impl RaceAt {
+    /// Another writer's append of `theirs`.
+    async fn append_theirs(&self, inner: &InMemoryCatalog, ident: &TableIdent, theirs: DataFile) {
+        commit_append(
+            inner,
+            ident,
+            vec![theirs],
+            BTreeMap::new(),
+            self.env.as_ref(),
+        )
+        .await
+        .unwrap();
     }
 }
 
