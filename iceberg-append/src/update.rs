@@ -488,7 +488,8 @@ async fn landed_at(
         .rev()
         .filter(|e| e.timestamp_ms == ours.last_updated_ms);
     for entry in stamped {
-        let earlier = Table::load(catalog.io(), &entry.metadata_file)
+        // The table's own IO: a REST server may vend the only credentials that reach it.
+        let earlier = Table::load(&catalog.table_io(current), &entry.metadata_file)
             .await
             .map_err(|e| Error::CommitStateUnknown {
                 table: table.to_string(),
