@@ -196,11 +196,7 @@ pub(crate) async fn commit_input(
                 let mut keep = result.manifest_paths.clone();
                 keep.push(result.manifest_list.clone());
                 let mut stale = written(&pending, &lists, &keep);
-                // Only where this commit wrote the log: a server that writes its own may still
-                // list what ours dropped.
-                if props.metadata_delete_after_commit && !catalog.writes_metadata_files() {
-                    stale.extend(expired_metadata_files(&base, &result.metadata));
-                }
+                stale.extend(dropped_metadata_files(catalog, &base, &result.metadata));
                 cleanup(&io, stale).await;
                 let outcome = CommitOutcome {
                     snapshot_id: result.snapshot_id,
@@ -310,10 +306,20 @@ pub(crate) async fn commit_input(
 
 /// Metadata files of the base (its log and itself) that the new log no longer lists: with
 /// `write.metadata.delete-after-commit.enabled` they are deleted, as Java does.
-fn expired_metadata_files(
+/// The metadata files a landed commit of `new` dropped from `base`'s log, when `new` asks for
+/// their deletion (`write.metadata.delete-after-commit.enabled`, read from the new metadata
+/// as Java reads it) and this process wrote the log: a server that writes its own may still
+/// list what ours dropped. Every kind of commit deletes them, as Java's table operations do.
+pub(crate) fn dropped_metadata_files(
+    catalog: &dyn Catalog,
     base: &crate::table::Table,
     new: &iceberg_spec::TableMetadata,
 ) -> Vec<String> {
+    let asked =
+        TableProperties::parse(&new.properties).is_ok_and(|p| p.metadata_delete_after_commit);
+    if !asked || catalog.writes_metadata_files() {
+        return Vec::new();
+    }
     let kept: std::collections::HashSet<&str> = new
         .metadata_log
         .iter()
@@ -326,6 +332,13 @@ fn expired_metadata_files(
         .chain(base.metadata_location.clone())
         .filter(|f| !kept.contains(f.as_str()))
         .collect()
+}
+
+/// Deletes `paths` after a commit landed; best effort (leftovers are orphans no reader sees).
+pub(crate) async fn cleanup(io: &iceberg_io::FileIo, paths: Vec<String>) {
+    if !paths.is_empty() {
+        let _ = io.delete_many(paths).await;
+    }
 }
 
 /// Exponential backoff from `min_ms` doubling per attempt up to `max_ms`, with up to 10%
@@ -436,12 +449,5 @@ async fn failed(
         snapshot_id: pending.snapshot_id,
         attempts,
         reason: reason.to_string(),
-    }
-}
-
-async fn cleanup(io: &iceberg_io::FileIo, paths: Vec<String>) {
-    if !paths.is_empty() {
-        // Best effort: leftovers are orphans no reader can see.
-        let _ = io.delete_many(paths).await;
     }
 }

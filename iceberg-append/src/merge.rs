@@ -126,7 +126,8 @@ pub fn manifest_class(m: &ManifestFile, uuid_fields: &[usize]) -> Option<MergeCl
 ///
 /// As Java's `MergingSnapshotProducer`, data and delete manifests are never merged with each
 /// other: data manifests are packed and merged, delete manifests are carried unchanged after
-/// them.
+/// them; a parent manifest with no added or existing files (only DELETED entries, as an
+/// overwrite leaves) is dropped, so no bin is made of entries that are all gone.
 pub fn plan_merge(
     new_manifests: &[ManifestFile],
     parent_manifests: &[Arc<ManifestFile>],
@@ -139,7 +140,15 @@ pub fn plan_merge(
     let mut groups: BTreeMap<Key, Vec<Arc<ManifestFile>>> = BTreeMap::new();
     let mut deletes = Vec::new();
     let new = new_manifests.iter().map(|m| Arc::new(m.clone()));
-    for m in new.chain(parent_manifests.iter().cloned()) {
+    // Unknown counts (older writers) may hide live files: such manifests stay, as in Java.
+    let has_live_files = |m: &ManifestFile| {
+        m.added_files_count.is_none_or(|n| n > 0) || m.existing_files_count.is_none_or(|n| n > 0)
+    };
+    let parents = parent_manifests
+        .iter()
+        .filter(|m| has_live_files(m))
+        .cloned();
+    for m in new.chain(parents) {
         if m.content != ManifestContent::Data {
             deletes.push(m);
             continue;
@@ -394,6 +403,40 @@ mod tests {
             vec![
                 (true, vec!["new", "d0", "d1", "d2"]),
                 (false, vec!["x0", "x1", "x2"]),
+            ]
+        );
+    }
+
+    /// Parent manifests left with only DELETED entries (an overwrite's) are dropped, data and
+    /// delete manifests alike, as Java's merge append drops them: a bin of them alone would
+    /// merge into nothing. Unknown counts keep a manifest.
+    #[test]
+    fn manifests_without_live_files_are_dropped() {
+        let new = [mf("new", 50, 0)];
+        let gone = |path: &str, content| {
+            let mut m = mf(path, 50, 0);
+            m.content = content;
+            m.added_files_count = Some(0);
+            m.deleted_files_count = Some(3);
+            Arc::new(m)
+        };
+        let mut unknown = mf("unknown", 50, 0);
+        unknown.added_files_count = None;
+        unknown.existing_files_count = None;
+        let parents = vec![
+            Arc::new(mf("big", 700, 0)),
+            gone("d1", ManifestContent::Data),
+            gone("d2", ManifestContent::Data),
+            gone("x1", ManifestContent::Deletes),
+            Arc::new(unknown),
+        ];
+        let steps = plan_merge(&new, &parents, 100, 100, no_uuids);
+        assert_eq!(
+            paths(&steps),
+            vec![
+                (false, vec!["new"]),
+                (false, vec!["big"]),
+                (false, vec!["unknown"])
             ]
         );
     }

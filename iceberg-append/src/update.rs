@@ -347,6 +347,8 @@ impl UpdateStep {
                 Ok(meta)
             }
             Self::Expire { options, now_ms } => {
+                // A concurrent writer may have turned garbage collection off meanwhile.
+                crate::maintenance::refuse_without_gc(base, crate::maintenance::EXPIRING)?;
                 let plan = plan_expiry(base, *now_ms, options)?;
                 Ok(apply_expiry(base, &plan))
             }
@@ -414,6 +416,8 @@ pub(crate) async fn commit_steps(
                 if let Some(cache) = catalog.metadata_cache() {
                     cache.insert_metadata(&location, new.clone());
                 }
+                let dropped = crate::commit::dropped_metadata_files(catalog, &base, &new);
+                crate::commit::cleanup(&catalog.table_io(&base), dropped).await;
                 return Ok(Landed {
                     outcome: UpdateOutcome {
                         metadata_location: location,

@@ -241,6 +241,16 @@ impl Datum {
         }
     }
 
+    /// This value read as `ty` when `ty` is a wider type its column may have been promoted to
+    /// (an int as a long, a float as a double); `None` when no such promotion applies.
+    pub fn promoted_to(&self, ty: &PrimitiveType) -> Option<Datum> {
+        match (self, ty) {
+            (Self::Int(v), PrimitiveType::Long) => Some(Self::Long(i64::from(*v))),
+            (Self::Float(v), PrimitiveType::Double) => Some(Self::Double(f64::from(*v))),
+            _ => None,
+        }
+    }
+
     /// The spec's ordering of two values of the same type; `None` across types.
     ///
     /// Floats and doubles use Java's `Float.compare`/`Double.compare` total order

@@ -13,6 +13,12 @@ use crate::error::{Error, Result};
 /// The key that makes Java encrypt a table's data files and manifests.
 pub const ENCRYPTION_KEY_ID: &str = "encryption.key-id";
 
+/// Whether expiry, orphan removal and purges may delete the table's data files (Java:
+/// `gc.enabled`); a table made by Spark's `snapshot` procedure shares another's files.
+pub const GC_ENABLED: &str = "gc.enabled";
+/// Default: files may be deleted.
+pub const DEFAULT_GC_ENABLED: bool = true;
+
 /// Parquet compression codec.
 pub const PARQUET_COMPRESSION: &str = "write.parquet.compression-codec";
 /// Default Parquet codec (Java's default since 1.4).
@@ -332,6 +338,9 @@ pub struct TableProperties {
     pub metadata_delete_after_commit: bool,
     /// Per-partition summaries limit.
     pub partition_summary_limit: usize,
+    /// Whether maintenance may delete the table's files (`gc.enabled`): false when they may
+    /// belong to another table, as after Spark's `snapshot` procedure.
+    pub gc_enabled: bool,
     /// Snapshot retention defaults.
     pub history: HistoryProperties,
 }
@@ -371,6 +380,18 @@ impl Props<'_> {
                 value: v.clone(),
                 reason: "expected true or false".into(),
             }),
+        }
+    }
+
+    /// A count Java reads as any int, where a negative value acts as zero (no partition
+    /// summaries, merge at any count, the fewest metadata files kept).
+    fn count(&self, key: &str, default: usize) -> Result<usize> {
+        match self.0.get(key) {
+            None => Ok(default),
+            Some(_) => {
+                let v = self.parse::<i64>(key, 0, "an integer")?.max(0);
+                Ok(usize::try_from(v).unwrap_or(usize::MAX))
+            }
         }
     }
 
@@ -503,36 +524,27 @@ impl TableProperties {
                 )?,
             },
             manifest: ManifestProperties {
-                merge_enabled: p.parse(
-                    MANIFEST_MERGE_ENABLED,
-                    DEFAULT_MANIFEST_MERGE_ENABLED,
-                    "true or false",
-                )?,
+                merge_enabled: p.flag(MANIFEST_MERGE_ENABLED, DEFAULT_MANIFEST_MERGE_ENABLED)?,
                 target_size_bytes: p.positive(
                     MANIFEST_TARGET_SIZE_BYTES,
                     DEFAULT_MANIFEST_TARGET_SIZE_BYTES,
                 )?,
-                min_count_to_merge: p.parse(
-                    MANIFEST_MIN_MERGE_COUNT,
-                    DEFAULT_MANIFEST_MIN_MERGE_COUNT,
-                    "a non-negative integer",
-                )?,
+                min_count_to_merge: p
+                    .count(MANIFEST_MIN_MERGE_COUNT, DEFAULT_MANIFEST_MIN_MERGE_COUNT)?,
                 compression_codec: p.codec(manifest_codec_key, AvroCodec::Deflate)?,
             },
-            metadata_previous_versions_max: p.parse(
+            metadata_previous_versions_max: p.count(
                 METADATA_PREVIOUS_VERSIONS_MAX,
                 DEFAULT_METADATA_PREVIOUS_VERSIONS_MAX,
-                "a non-negative integer",
             )?,
-            metadata_delete_after_commit: p.parse(
+            metadata_delete_after_commit: p.flag(
                 METADATA_DELETE_AFTER_COMMIT_ENABLED,
                 DEFAULT_METADATA_DELETE_AFTER_COMMIT_ENABLED,
-                "true or false",
             )?,
-            partition_summary_limit: p.parse(
+            gc_enabled: p.flag(GC_ENABLED, DEFAULT_GC_ENABLED)?,
+            partition_summary_limit: p.count(
                 WRITE_PARTITION_SUMMARY_LIMIT,
                 DEFAULT_WRITE_PARTITION_SUMMARY_LIMIT,
-                "a non-negative integer",
             )?,
             history: HistoryProperties {
                 max_snapshot_age_ms: p.parse(
@@ -589,6 +601,31 @@ mod tests {
         m.insert(WRITE_OBJECT_STORAGE_ENABLED.to_string(), "yes".to_string());
         let err = TableProperties::parse(&m).unwrap_err().to_string();
         assert!(err.contains(WRITE_OBJECT_STORAGE_ENABLED), "{err}");
+    }
+
+    #[test]
+    fn java_spellings_of_flags_and_negative_counts_are_read_as_java_reads_them() {
+        let mut m = BTreeMap::new();
+        m.insert(MANIFEST_MERGE_ENABLED.to_string(), "False".to_string());
+        m.insert(
+            METADATA_DELETE_AFTER_COMMIT_ENABLED.to_string(),
+            "TRUE".to_string(),
+        );
+        m.insert(GC_ENABLED.to_string(), "FALSE".to_string());
+        m.insert(WRITE_PARTITION_SUMMARY_LIMIT.to_string(), "-1".to_string());
+        m.insert(MANIFEST_MIN_MERGE_COUNT.to_string(), "-1".to_string());
+        m.insert(METADATA_PREVIOUS_VERSIONS_MAX.to_string(), "-3".to_string());
+        let p = TableProperties::parse(&m).unwrap();
+        assert!(!p.manifest.merge_enabled);
+        assert!(p.metadata_delete_after_commit);
+        assert!(!p.gc_enabled);
+        assert_eq!(p.partition_summary_limit, 0);
+        assert_eq!(p.manifest.min_count_to_merge, 0);
+        assert_eq!(p.metadata_previous_versions_max, 0);
+        assert!(TableProperties::default().gc_enabled);
+        m.insert(MANIFEST_MIN_MERGE_COUNT.to_string(), "many".to_string());
+        let err = TableProperties::parse(&m).unwrap_err().to_string();
+        assert!(err.contains(MANIFEST_MIN_MERGE_COUNT), "{err}");
     }
 
     #[test]

@@ -142,6 +142,14 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// [`Self::opt_int`] of the field `name`, or of `old` (an earlier writer's name for it).
+    pub(crate) fn opt_int_either(&self, name: &str, old: &str) -> Result<Option<i32>> {
+        match self.opt_int(name)? {
+            Some(v) => Ok(Some(v)),
+            None => self.opt_int(old),
+        }
+    }
+
     pub(crate) fn string(&self, name: &str) -> Result<String> {
         match self.get(name) {
             Some(Value::String(s)) => Ok(s.clone()),
@@ -308,9 +316,11 @@ pub(crate) fn avro_to_manifest_file(v: &Value, path: &str) -> Result<ManifestFil
         sequence_number: m.opt_long("sequence_number")?.unwrap_or(0),
         min_sequence_number: m.opt_long("min_sequence_number")?.unwrap_or(0),
         added_snapshot_id: m.long("added_snapshot_id")?,
-        added_files_count: m.opt_int("added_files_count")?,
-        existing_files_count: m.opt_int("existing_files_count")?,
-        deleted_files_count: m.opt_int("deleted_files_count")?,
+        // Java before 1.5 named fields 504-506 `*_data_files_count` (read by id there).
+        added_files_count: m.opt_int_either("added_files_count", "added_data_files_count")?,
+        existing_files_count: m
+            .opt_int_either("existing_files_count", "existing_data_files_count")?,
+        deleted_files_count: m.opt_int_either("deleted_files_count", "deleted_data_files_count")?,
         added_rows_count: m.opt_long("added_rows_count")?,
         existing_rows_count: m.opt_long("existing_rows_count")?,
         deleted_rows_count: m.opt_long("deleted_rows_count")?,

@@ -14,6 +14,7 @@ use std::fmt;
 use async_trait::async_trait;
 use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
+use iceberg_spec::properties::TableProperties;
 
 use crate::append::read_manifest_list;
 use crate::cache::MetadataCache;
@@ -371,14 +372,17 @@ pub trait Catalog: Send + Sync + fmt::Debug {
         Err(unsupported(self, &namespace.to_string(), "drop_namespace"))
     }
 
-    /// Deletes every file `table`'s metadata reaches: data files, manifests, manifest lists,
-    /// the metadata files of its log and the current one. Best effort after the listing.
+    /// Deletes every file `table`'s metadata reaches: data and delete files (unless
+    /// `gc.enabled` is false: then they may be another table's, as Java's `dropTableData`
+    /// keeps them), manifests, manifest lists, statistics files, the metadata files of its
+    /// log and the current one. Best effort after the listing.
     ///
     /// # Errors
-    /// When a manifest list or manifest cannot be read or decoded.
+    /// When a manifest list or manifest cannot be read or decoded, or a property is invalid.
     async fn purge_table_files(&self, table: &Table) -> Result<()> {
         let io = &self.table_io(table);
         let meta = &table.metadata;
+        let gc_enabled = TableProperties::parse(&meta.properties)?.gc_enabled;
         let mut files: BTreeSet<String> = BTreeSet::new();
         let mut manifests = BTreeSet::new();
         for snapshot in &meta.snapshots {
@@ -391,16 +395,24 @@ pub trait Catalog: Send + Sync + fmt::Debug {
             manifests.extend(snapshot.manifests.iter().flatten().cloned());
         }
         for path in manifests {
-            match io.read(&path).await {
-                Ok(bytes) => {
-                    let decoded = decode_manifest(&path, &bytes)?;
-                    files.extend(decoded.entries.into_iter().map(|e| e.data_file.file_path));
+            if gc_enabled {
+                match io.read(&path).await {
+                    Ok(bytes) => {
+                        let decoded = decode_manifest(&path, &bytes)?;
+                        files.extend(decoded.entries.into_iter().map(|e| e.data_file.file_path));
+                    }
+                    Err(e) if e.is_not_found() => {}
+                    Err(e) => return Err(e.into()),
                 }
-                Err(e) if e.is_not_found() => {}
-                Err(e) => return Err(e.into()),
             }
             files.insert(path);
         }
+        files.extend(meta.statistics.iter().map(|f| f.statistics_path.clone()));
+        files.extend(
+            meta.partition_statistics
+                .iter()
+                .map(|f| f.statistics_path.clone()),
+        );
         files.extend(meta.metadata_log.iter().map(|e| e.metadata_file.clone()));
         files.extend(table.metadata_location.clone());
         // Best effort: a file left behind is unreachable once the table is dropped.

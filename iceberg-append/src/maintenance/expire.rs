@@ -20,11 +20,15 @@ use iceberg_spec::{DataContentType, Snapshot, TableMetadata};
 
 use super::orphans::checksum_file;
 use super::reach::{LiveFile, live_files, manifests_of};
+use super::refuse_without_gc;
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::handle::TableHandle;
 use crate::update::{UpdateStep, commit_steps};
+
+/// What [`ExpireSnapshots`] is called in its errors.
+pub(crate) const EXPIRING: &str = "expiring snapshots";
 
 impl TableHandle {
     /// Runs `expiry` on the table ([`ExpireSnapshots::commit`] with the handle's catalog and
@@ -151,6 +155,7 @@ impl ExpireSnapshots {
         meta: &TableMetadata,
         now_ms: i64,
     ) -> Result<ExpiryReport> {
+        refuse_without_gc(meta, EXPIRING)?;
         let plan = plan_expiry(meta, now_ms, &self.options)?;
         let after = apply_expiry(meta, &plan);
         let files = expired_files(io, meta, &plan, &[&after]).await?;
@@ -172,6 +177,7 @@ impl ExpireSnapshots {
     ) -> Result<ExpiryReport> {
         let now_ms = env.now_ms();
         let current = catalog.load_table(ident).await?;
+        refuse_without_gc(&current.metadata, EXPIRING)?;
         let plan = plan_expiry(&current.metadata, now_ms, &self.options)?;
         if plan.is_empty() {
             return Ok(report(

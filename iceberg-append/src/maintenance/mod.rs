@@ -10,8 +10,28 @@ mod reach;
 mod replace;
 mod rewrite_manifests;
 
+use iceberg_spec::TableMetadata;
+use iceberg_spec::properties::{GC_ENABLED, TableProperties};
+
+use crate::error::{Error, Result};
+
 #[cfg(feature = "write")]
 pub use compact::{CompactionReport, DEFAULT_MIN_INPUT_FILES, RewriteDataFiles};
+pub(crate) use expire::EXPIRING;
 pub use expire::{ExpireSnapshots, ExpiredFiles, ExpiryReport, FileCount};
 pub use orphans::{DEFAULT_ORPHAN_AGE_MS, DeleteOrphanFiles, OrphanReport};
 pub use rewrite_manifests::{RewriteManifests, RewriteReport};
+
+/// Refuses `operation`, which deletes files, on a table whose `gc.enabled` is false: its
+/// files may belong to another table (Spark's `snapshot` procedure makes such tables), so
+/// Java refuses expiry and orphan removal there too.
+pub(crate) fn refuse_without_gc(meta: &TableMetadata, operation: &str) -> Result<()> {
+    if TableProperties::parse(&meta.properties)?.gc_enabled {
+        return Ok(());
+    }
+    Err(Error::NotSupportedForTable {
+        table: meta.location.clone(),
+        operation: operation.into(),
+        reason: format!("{GC_ENABLED} is false (its files may belong to another table)"),
+    })
+}

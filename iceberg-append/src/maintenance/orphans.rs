@@ -12,14 +12,19 @@
 //! `file:///p`; `iceberg_io::canonical_location`), so files other engines recorded under
 //! another spelling are not mistaken for orphans. Files of another table nested in the folder
 //! (a subfolder whose `metadata/` holds its own `*.metadata.json`) are never orphans of this
-//! one.
+//! one, nor are hidden paths as Java skips them (a folder or file name below the location
+//! starting with `_` or `.`: `_delta_log/`, `_SUCCESS`, checksum files; a partition folder of
+//! a field so named is not hidden). A listed file whose key the table refers to under another
+//! scheme or bucket makes the search fail (Java's default `PrefixMismatchMode.ERROR`), and a
+//! table with `gc.enabled=false` is refused.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use iceberg_io::{FileIo, ObjectInfo, canonical_location};
 use iceberg_spec::{Snapshot, TableMetadata};
 
 use super::reach::{live_files, manifests_of};
+use super::refuse_without_gc;
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, Result};
 use crate::table::{Table, metadata_dir};
@@ -51,6 +56,10 @@ pub struct OrphanReport {
     /// Objects left alone because they lie in another table's folder nested under the
     /// location (a folder holding `metadata/*.metadata.json` of its own).
     pub other_tables: usize,
+    /// Objects left alone because a folder or file name under the location starts with `_`
+    /// or `.` (Java's hidden paths: `_delta_log/`, `_SUCCESS`, `.crc` files), partition
+    /// folders of fields so named excepted.
+    pub hidden: usize,
     /// True when the orphans were deleted.
     pub deleted: bool,
     /// Why deleting them failed (some may remain).
@@ -82,6 +91,7 @@ impl DeleteOrphanFiles {
     /// file can be called an orphan).
     pub async fn find(&self, io: &FileIo, table: &Table, now_ms: i64) -> Result<OrphanReport> {
         let meta = &table.metadata;
+        refuse_without_gc(meta, "removing orphan files")?;
         if table.metadata_location.is_none() {
             // Its current metadata file would look like an orphan (a REST server may leave
             // `metadata-location` out).
@@ -102,12 +112,18 @@ impl DeleteOrphanFiles {
             .map(|o| canonical_location(&o.path))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let nested = nested_tables(&paths, &canonical_location(&meta.location)?);
+        let root = canonical_location(prefix)?;
+        let hidden = HiddenPaths::of(meta);
+        let by_key: BTreeMap<&str, &str> =
+            referenced.iter().map(|r| (key_of(r), r.as_str())).collect();
+        let mut conflicts = Vec::new();
         let mut report = OrphanReport {
             orphans: Vec::new(),
             listed: listed.len(),
             referenced: referenced.len(),
             too_new: 0,
             other_tables: 0,
+            hidden: 0,
             deleted: false,
             delete_error: None,
         };
@@ -115,8 +131,16 @@ impl DeleteOrphanFiles {
             if is_referenced(&referenced, &path) {
                 continue;
             }
+            if hidden.hides(&root, &path) {
+                report.hidden += 1;
+                continue;
+            }
             if nested.iter().any(|root| path.starts_with(root.as_str())) {
                 report.other_tables += 1;
+                continue;
+            }
+            if let Some(known) = by_key.get(key_of(&path)) {
+                conflicts.push(format!("{} (the table refers to {known})", object.path));
                 continue;
             }
             if object.last_modified_ms >= cut_off {
@@ -124,6 +148,20 @@ impl DeleteOrphanFiles {
             } else {
                 report.orphans.push(object);
             }
+        }
+        if let Some(first) = conflicts.first() {
+            // Java's default (`PrefixMismatchMode.ERROR`): a file whose path the table
+            // refers to under another scheme or bucket may be that very file, seen through
+            // another name; deleting it could break the table.
+            return Err(Error::NotSupportedForTable {
+                table: meta.location.clone(),
+                operation: "removing orphan files".into(),
+                reason: format!(
+                    "{} listed files have the path of a referenced file under another scheme \
+                     or bucket, so none can be called an orphan; first: {first}",
+                    conflicts.len()
+                ),
+            });
         }
         Ok(report)
     }
@@ -201,6 +239,44 @@ fn nested_tables(paths: &[String], location: &str) -> BTreeSet<String> {
         }
     }
     roots
+}
+
+/// Java's hidden paths under a listed location (`FileSystemWalker` with its
+/// `PartitionAwareHiddenPathFilter`): a name starting with `_` or `.` hides what lies under
+/// it, unless it is a partition folder (`<field>=...`) of a field whose name starts so.
+struct HiddenPaths {
+    partition_prefixes: Vec<String>,
+}
+
+impl HiddenPaths {
+    fn of(meta: &TableMetadata) -> Self {
+        let partition_prefixes = meta
+            .partition_specs
+            .iter()
+            .flat_map(|s| s.fields())
+            .filter(|f| f.name.starts_with(['_', '.']))
+            .map(|f| format!("{}=", f.name))
+            .collect();
+        Self { partition_prefixes }
+    }
+
+    /// Whether `path` (canonical) is hidden below `root` (canonical).
+    fn hides(&self, root: &str, path: &str) -> bool {
+        let Some(below) = path.strip_prefix(root.trim_end_matches('/')) else {
+            return false;
+        };
+        below.split('/').any(|name| {
+            name.starts_with(['_', '.'])
+                && !self.partition_prefixes.iter().any(|p| name.starts_with(p))
+        })
+    }
+}
+
+/// The key of a canonical location (what follows `scheme://bucket/`), by which Java matches
+/// listed files to referenced ones before it compares schemes and buckets.
+fn key_of(canonical: &str) -> &str {
+    let rest = canonical.split_once("://").map_or(canonical, |(_, r)| r);
+    rest.split_once('/').map_or("", |(_, key)| key)
 }
 
 /// The file a Hadoop checksum file (`dir/.name.crc`, which Java's local file system writes

@@ -59,6 +59,9 @@ pub(crate) async fn commit_planned<T>(
             .await
         {
             Ok(location) => {
+                let dropped =
+                    crate::commit::dropped_metadata_files(catalog, &base, &planned.metadata);
+                crate::commit::cleanup(&io, dropped).await;
                 return Ok(Some(Committed {
                     metadata_location: location,
                     attempts: attempt,

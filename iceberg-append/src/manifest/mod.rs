@@ -12,8 +12,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use iceberg_spec::{
-    DataContentType, Datum, FormatVersion, ManifestContent, ManifestEntry, ManifestFile,
-    ManifestStatus, PartitionSpec, PrimitiveType, Schema, StructType,
+    DataContentType, FormatVersion, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus,
+    PartitionSpec, PrimitiveType, Schema, StructType,
 };
 
 use crate::avro::{self, ContainerWriter, encode};
@@ -131,31 +131,22 @@ pub fn encode_manifests(
 /// widened (int where the partition type is now long, float where it is double) promoted,
 /// as Java's projection reads them: a merge or rewrite carries them in the wider type.
 fn promoted<'e>(entries: &'e [ManifestEntry], types: &[PrimitiveType]) -> Cow<'e, [ManifestEntry]> {
-    let narrower = |d: &Option<Datum>, t: &PrimitiveType| {
-        matches!(
-            (d, t),
-            (Some(Datum::Int(_)), PrimitiveType::Long)
-                | (Some(Datum::Float(_)), PrimitiveType::Double)
-        )
-    };
-    let any = entries.iter().any(|e| {
+    let narrower = |e: &ManifestEntry| {
         e.data_file
             .partition
             .iter()
             .zip(types)
-            .any(|(d, t)| narrower(d, t))
-    });
-    if !any {
+            .any(|(d, t)| d.as_ref().is_some_and(|d| d.promoted_to(t).is_some()))
+    };
+    if !entries.iter().any(narrower) {
         return Cow::Borrowed(entries);
     }
     let mut owned = entries.to_vec();
     for e in &mut owned {
         for (d, t) in e.data_file.partition.iter_mut().zip(types) {
-            *d = match (d.take(), t) {
-                (Some(Datum::Int(v)), PrimitiveType::Long) => Some(Datum::Long(v.into())),
-                (Some(Datum::Float(v)), PrimitiveType::Double) => Some(Datum::Double(v.into())),
-                (other, _) => other,
-            };
+            if let Some(wider) = d.as_ref().and_then(|v| v.promoted_to(t)) {
+                *d = Some(wider);
+            }
         }
     }
     Cow::Owned(owned)

@@ -361,3 +361,64 @@ async fn a_broken_list_in_a_history_is_an_error_naming_it() {
     let err = rows_of_lists(&io, &[good, broken]).await.unwrap_err();
     assert!(err.to_string().contains("broken.avro"), "{err}");
 }
+
+/// Java before 1.5 (and the PyIceberg of its time) named fields 504-506
+/// `added_data_files_count`, `existing_data_files_count` and `deleted_data_files_count`; Java
+/// reads them by id, so their counts are known, and compaction and manifest rewrites need
+/// them.
+#[test]
+fn counts_under_the_names_of_java_before_1_5_are_read() {
+    use apache_avro::types::Value;
+    for v in [FormatVersion::V1, FormatVersion::V2] {
+        let rows: Vec<Arc<ManifestFile>> = (0..3).map(|n| Arc::new(row(v, n))).collect();
+        let (bytes, _) = encode_manifest_list_onto(
+            "p.avro",
+            &header(v, 2),
+            rows.clone(),
+            iceberg_spec::AvroCodec::Uncompressed,
+            [1; 16],
+            None,
+        )
+        .unwrap();
+        let reader = apache_avro::Reader::new(&bytes[..]).unwrap();
+        let old = |name: &str| name.replace("_files_count", "_data_files_count");
+        let schema_json = reader.writer_schema().canonical_form();
+        let schema_json = ["added", "existing", "deleted"]
+            .iter()
+            .fold(schema_json, |s, k| {
+                s.replace(
+                    &format!("\"{k}_files_count\""),
+                    &format!("\"{}\"", old(&format!("{k}_files_count"))),
+                )
+            });
+        assert!(
+            schema_json.contains("added_data_files_count"),
+            "{schema_json}"
+        );
+        let schema = apache_avro::Schema::parse_str(&schema_json).unwrap();
+        let mut writer = apache_avro::Writer::new(&schema, Vec::new()).unwrap();
+        for value in reader {
+            let renamed = match value.unwrap() {
+                Value::Record(fields) => Value::Record(
+                    fields
+                        .into_iter()
+                        .map(|(name, value)| {
+                            let name = if name.ends_with("_files_count") {
+                                old(&name)
+                            } else {
+                                name
+                            };
+                            (name, value)
+                        })
+                        .collect(),
+                ),
+                other => other,
+            };
+            writer.append_value(renamed).unwrap();
+        }
+        let legacy = writer.into_inner().unwrap();
+        let read = decode_manifest_list("old.avro", &legacy).unwrap();
+        let want: Vec<ManifestFile> = rows.iter().map(|r| (**r).clone()).collect();
+        assert_eq!(read, want, "{v:?}");
+    }
+}

@@ -473,3 +473,57 @@ async fn old_metadata_files_deleted_only_when_asked() {
     assert_eq!(table.metadata.metadata_log.len(), 2);
     assert_eq!(n, 3, "the current file and the two the log keeps");
 }
+
+/// Every kind of commit deletes the metadata files it drops from the log, as Java's table
+/// operations do, and reads the switch from the metadata it commits: the update that turns
+/// deletion on deletes at once, and property updates after it keep no more files.
+#[tokio::test]
+async fn table_updates_delete_the_metadata_files_they_drop_from_the_log() {
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 7, 8));
+    let io = FileIo::memory();
+    let catalog = InMemoryCatalog::new(io.clone(), env.clone());
+    let ident = TableIdent::parse("db.t").unwrap();
+    catalog
+        .create_table(
+            &ident,
+            creation(
+                FormatVersion::V2,
+                &[("write.metadata.previous-versions-max", "1")],
+            ),
+        )
+        .await
+        .unwrap();
+    let count = || async {
+        let files = io.list("memory://wh/db/t/metadata/").await.unwrap();
+        files
+            .iter()
+            .filter(|f| f.ends_with(".metadata.json"))
+            .count()
+    };
+    for i in 0..2 {
+        let update = iceberg_append::TableUpdate::new().set_property("k", i.to_string());
+        iceberg_append::commit_table_update(&catalog, &ident, &update, env.as_ref())
+            .await
+            .unwrap();
+    }
+    assert_eq!(count().await, 3, "without deletion every version stays");
+    let on = iceberg_append::TableUpdate::new()
+        .set_property("write.metadata.delete-after-commit.enabled", "true");
+    iceberg_append::commit_table_update(&catalog, &ident, &on, env.as_ref())
+        .await
+        .unwrap();
+    // The first file fell off the log before deletion was on and stays (as with Java); the
+    // one this update dropped is gone.
+    assert_eq!(
+        count().await,
+        3,
+        "the update that turned it on deleted what it dropped"
+    );
+    for i in 0..3 {
+        let update = iceberg_append::TableUpdate::new().set_property("k", format!("again {i}"));
+        iceberg_append::commit_table_update(&catalog, &ident, &update, env.as_ref())
+            .await
+            .unwrap();
+        assert_eq!(count().await, 3);
+    }
+}

@@ -236,3 +236,120 @@ impl CommitInterceptor<InMemoryCatalog> for AddsAtSecondLoad {
         inner.load_table(ident).await
     }
 }
+
+/// A table with `gc.enabled=false` may share its files with another table (Spark's
+/// `snapshot` procedure): expiry and orphan removal are refused as Java refuses them, and a
+/// purge deletes its metadata but not its data files.
+#[tokio::test]
+async fn a_table_without_garbage_collection_keeps_its_files() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    for _ in 0..3 {
+        t.append(1, AppendMode::Merge).await;
+    }
+    t.edit(|m| {
+        m.properties.insert("gc.enabled".into(), "false".into());
+    })
+    .await;
+    let (location, before) = t.meta().await;
+    let kept = reachable(&t.io, &before).await;
+    let err = ExpireSnapshots::new()
+        .older_than_ms(FAR_AHEAD)
+        .commit(&t.catalog, &t.ident, t.env.as_ref())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("gc.enabled"), "{err}");
+    let err = ExpireSnapshots::new()
+        .older_than_ms(FAR_AHEAD)
+        .plan(&t.io, &before, 0)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("gc.enabled"), "{err}");
+    let err = DeleteOrphanFiles::new()
+        .find(&t.io, &load(&t).await, FAR_AHEAD)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("gc.enabled"), "{err}");
+    assert_eq!(t.meta().await.0, location, "nothing was committed");
+    assert_eq!(existing(&t.io, &kept).await, kept);
+
+    let data: BTreeSet<String> = kept
+        .iter()
+        .filter(|p| p.contains("/data/"))
+        .cloned()
+        .collect();
+    assert_eq!(data.len(), 3);
+    t.catalog.drop_table(&t.ident, true).await.unwrap();
+    assert_eq!(existing(&t.io, &data).await, data, "data files stay");
+    let metadata: BTreeSet<String> = kept.difference(&data).cloned().collect();
+    assert!(existing(&t.io, &metadata).await.is_empty(), "manifests go");
+    assert!(!t.io.exists(&location.unwrap()).await.unwrap());
+}
+
+/// Hidden paths below the location (a name starting with `_` or `.`) are never orphans, as
+/// Java's listing skips them: another format's log beside the table, a job's markers and
+/// staging folders. A partition folder of a field whose name starts with `_` is not hidden.
+#[tokio::test]
+async fn hidden_paths_are_never_orphans_but_partition_folders_of_hidden_names_are_searched() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    t.append(1, AppendMode::Fast).await;
+    t.edit(|m| {
+        let schema = m.current_schema().unwrap().clone();
+        let spec = iceberg_spec::PartitionSpec::builder(&schema)
+            .with_spec_id(1)
+            .add_named("id", iceberg_spec::Transform::Bucket(4), "_id_bucket")
+            .unwrap()
+            .build()
+            .unwrap();
+        m.partition_specs.push(spec);
+        m.last_partition_id = 1000;
+    })
+    .await;
+    let hidden = [
+        "memory://wh/db/t/_delta_log/00000000000000000000.json",
+        "memory://wh/db/t/data/_SUCCESS",
+        "memory://wh/db/t/data/.staging/p.parquet",
+        "memory://wh/db/t/data/_id_trunc/x.parquet",
+        "memory://wh/db/t/data/.stray.parquet.crc",
+    ];
+    let visible = [
+        "memory://wh/db/t/data/_id_bucket=2/x.parquet",
+        "memory://wh/db/t/data/x_y/z.parquet",
+    ];
+    for path in hidden.iter().chain(&visible) {
+        t.io.put(path, Bytes::from_static(b"x")).await.unwrap();
+    }
+    let found = orphans_far_ahead(&t).await;
+    // (The metadata file the hand edit replaced without logging it is an orphan too.)
+    let orphans: BTreeSet<&str> = found
+        .orphans
+        .iter()
+        .map(|o| o.path.as_str())
+        .filter(|p| !p.contains("/metadata/"))
+        .collect();
+    assert_eq!(orphans, visible.into_iter().collect());
+    assert_eq!(found.hidden, hidden.len());
+}
+
+/// A listed file whose key the table refers to in another bucket may be the referenced file
+/// under another name (a copy, a replica's manifests naming the primary): the search fails
+/// as Java's default does instead of calling it an orphan.
+#[tokio::test]
+async fn a_file_referenced_under_another_bucket_stops_the_search() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    t.append(2, AppendMode::Fast).await;
+    let copy = "memory://other/db/t/data/f1.parquet";
+    t.io.put(copy, Bytes::from_static(b"PAR1")).await.unwrap();
+    let stray = "memory://other/db/t/data/stray.parquet";
+    t.io.put(stray, Bytes::from_static(b"x")).await.unwrap();
+    let err = DeleteOrphanFiles::new()
+        .location("memory://other/db/t/data")
+        .find(&t.io, &load(&t).await, FAR_AHEAD)
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(copy) && text.contains("memory://wh/db/t/data/f1.parquet"),
+        "{text}"
+    );
+    assert!(t.io.exists(copy).await.unwrap());
+}

@@ -15,10 +15,12 @@
 //! deleted version's name. A drop first claims the next version with a marker
 //! ([`DROPPED_MARKER`]), so no writer can commit past it; a writer that still creates a
 //! version the drop had just deleted finds its base gone and deletes that version again
-//! (see `resurrected`), so a dropped table is not brought back. What remains is the moment
-//! between a commit's check and its create when old versions are deleted after commit: a
-//! writer whose (old) base is deleted exactly then can still create a stale version nobody
-//! loads. Keep `write.metadata.previous-versions-max` above the number of concurrent
+//! (see `fate`), so a dropped table is not brought back. A writer whose (old) base is
+//! deleted between its check and its create, by commits with
+//! `write.metadata.delete-after-commit.enabled`, finds the same after its create: a later
+//! version not built on its own, or its own still there while the table went past it; it
+//! deletes its version and gets a conflict. What remains is a reader loading in that short
+//! moment. Keep `write.metadata.previous-versions-max` above the number of concurrent
 //! writers, or use a SQL or REST catalog, where the swap is one atomic compare.
 //!
 //! Tables map to `<warehouse>/<ns1>/<ns2>/<table>` as in Java's `HadoopCatalog`; namespaces
@@ -298,44 +300,67 @@ impl ObjectStoreCatalog {
         Ok(None)
     }
 
-    /// Whether `path`, the `v<base+1>` a commit just created, re-created a version that a
-    /// drop had deleted. A drop deletes versions oldest first, after listing them all, so a
-    /// writer that checked its base just before the base was deleted creates its successor
-    /// after that was deleted too; then its base is gone. A base is also deleted after a
-    /// later commit (`write.metadata.delete-after-commit.enabled`), but only once a
-    /// `v<base+2>` built on `path` exists, whose metadata log lists it: anything else there
-    /// (nothing, the drop's marker, the dropped table's own version) means a drop. When the
-    /// store cannot answer, the version stays (as before this check).
-    async fn resurrected(
+    /// What became of `path`, the `v<base+1>` a commit just created, when its base is gone.
+    /// A drop deletes versions oldest first, after listing them all, so a writer that
+    /// checked its base just before the base was deleted creates its successor after that
+    /// was deleted too. Commits with `write.metadata.delete-after-commit.enabled` delete old
+    /// versions oldest first as well: a base is deleted after our version landed only once a
+    /// `v<base+2>` built on it exists (its metadata log lists ours), and `v<base+2>` only
+    /// after ours. So: the base there, or ours gone with a live table above it, is
+    /// [`Fate::Landed`]; a later version of this table that is not built on ours, or ours
+    /// still there while a live table went past `v<base+2>`, is [`Fate::Stale`] (our version
+    /// took a name later commits had freed); anything else (nothing, the drop's marker, a
+    /// new table) is [`Fate::Dropped`]. When the store cannot answer, the version stays.
+    async fn fate(
         &self,
         location: &str,
         base_location: &str,
         base: u32,
         path: &str,
         new_metadata: &TableMetadata,
-    ) -> bool {
+    ) -> Fate {
         match self.io.exists(base_location).await {
             Ok(false) => {}
-            Ok(true) | Err(_) => return false,
+            Ok(true) | Err(_) => return Fate::Landed,
         }
         let next = match self
             .version_file(&format!("{location}/metadata"), base + 2)
             .await
         {
             Ok(Some((next, _))) => next,
-            // Later commits may have deleted it as well (a small
-            // `write.metadata.previous-versions-max`): a drop deletes every version and
-            // its marker last, so a live table's version above ours means no drop.
-            Ok(None) => return !self.went_on_past(location, base + 1, new_metadata).await,
-            Err(_) => return false,
+            Ok(None) => {
+                // Later commits may have deleted it as well (a small
+                // `write.metadata.previous-versions-max`): a drop deletes every version and
+                // its marker last, so a live table's version above ours means no drop.
+                if !self.went_on_past(location, base + 1, new_metadata).await {
+                    return Fate::Dropped;
+                }
+                // Had the table gone on from ours, ours would have been deleted before
+                // `v<base+2>` was.
+                return match self.io.exists(path).await {
+                    Ok(true) => Fate::Stale,
+                    Ok(false) | Err(_) => Fate::Landed,
+                };
+            }
+            Err(_) => return Fate::Landed,
         };
         match Table::load(&self.io, &next).await {
-            Ok(successor) => !successor.metadata.metadata_log.iter().any(|entry| {
-                entry.metadata_file == path && entry.timestamp_ms == new_metadata.last_updated_ms
-            }),
+            Ok(successor) => {
+                let built_on_ours = successor.metadata.metadata_log.iter().any(|entry| {
+                    entry.metadata_file == path
+                        && entry.timestamp_ms == new_metadata.last_updated_ms
+                });
+                if built_on_ours {
+                    Fate::Landed
+                } else if successor.metadata.table_uuid == new_metadata.table_uuid {
+                    Fate::Stale
+                } else {
+                    Fate::Dropped
+                }
+            }
             // Gone since, or the drop's marker (not table metadata).
-            Err(iceberg_append::Error::Io(e)) => e.is_not_found(),
-            Err(_) => true,
+            Err(iceberg_append::Error::Io(e)) if !e.is_not_found() => Fate::Landed,
+            Err(_) => Fate::Dropped,
         }
     }
 
@@ -364,6 +389,17 @@ impl ObjectStoreCatalog {
         let hint = format!("{location}/metadata/{VERSION_HINT_FILE}");
         let _ = self.io.put(&hint, Bytes::from(version.to_string())).await;
     }
+}
+
+/// What became of a version a commit created after its base was deleted (see
+/// `ObjectStoreCatalog::fate`).
+enum Fate {
+    /// It is (or was, before later commits deleted it) the table's version.
+    Landed,
+    /// It took the name of a version later commits had made and deleted: a fork.
+    Stale,
+    /// It would bring back a dropped table.
+    Dropped,
 }
 
 /// Refuses names that are not one folder name each (see [`namespaces::check_levels`]).
@@ -473,15 +509,24 @@ impl Catalog for ObjectStoreCatalog {
             .await
         {
             Ok(identity) => {
-                if self
-                    .resurrected(&location, base_location, base, &path, new_metadata)
+                match self
+                    .fate(&location, base_location, base, &path, new_metadata)
                     .await
                 {
-                    // Our version would bring back a dropped table: take it away again.
-                    let _ = self.io.delete(&path).await;
-                    return Err(iceberg_append::Error::NoSuchTable {
-                        table: ident.to_string(),
-                    });
+                    Fate::Landed => {}
+                    Fate::Stale => {
+                        // Our version forks a history that went on without it: take it
+                        // away again, and let the writer retry on the table as it is.
+                        let _ = self.io.delete(&path).await;
+                        return Err(conflict());
+                    }
+                    Fate::Dropped => {
+                        // Our version would bring back a dropped table: take it away again.
+                        let _ = self.io.delete(&path).await;
+                        return Err(iceberg_append::Error::NoSuchTable {
+                            table: ident.to_string(),
+                        });
+                    }
                 }
                 if let Some(identity) = identity {
                     self.cache

@@ -163,6 +163,62 @@ async fn a_base_deleted_with_the_commits_built_on_ours_is_no_drop() {
     assert!(c.io().exists(list).await.unwrap(), "{list} was deleted");
 }
 
+/// Right after our base check, other writers commit v3, v4 and v5 and (keeping one previous
+/// version) delete v2, v3 and v4: our create of v3 finds the name free. That version forks a
+/// history that went on without it: it is taken back and the append lands on v5 instead of
+/// being reported done in a version no loader reads.
+#[tokio::test]
+async fn a_version_created_on_a_name_later_commits_freed_is_taken_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, store, meta) = table_at_v2(dir.path()).await;
+    let other = meta.clone();
+    store.on_put_matching("v3.metadata.json", HookPoint::Before, move || {
+        for v in 2..=4 {
+            commit_onto(&other, v);
+        }
+        for v in 2..=4 {
+            std::fs::remove_file(other.join(version_file_name(v))).unwrap();
+        }
+        std::fs::write(other.join(VERSION_HINT_FILE), "5").unwrap();
+    });
+    let snapshot = append(&c, "second").await.unwrap();
+    assert_eq!(
+        versions(&meta),
+        ["v1.metadata.json", "v5.metadata.json", "v6.metadata.json"]
+    );
+    let table = c.load_table(&ident()).await.unwrap();
+    assert!(
+        table
+            .metadata_location
+            .unwrap()
+            .ends_with("v6.metadata.json")
+    );
+    assert!(table.metadata.snapshot_by_id(snapshot).is_some());
+}
+
+/// As above, but v4 survives and is built on the other writers' v3, not on ours: ours is
+/// taken back as a conflict (the table lives), not as a dropped table.
+#[tokio::test]
+async fn a_version_beside_a_successor_built_on_another_is_taken_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, store, meta) = table_at_v2(dir.path()).await;
+    let other = meta.clone();
+    store.on_put_matching("v3.metadata.json", HookPoint::Before, move || {
+        commit_onto(&other, 2);
+        commit_onto(&other, 3);
+        for v in 2..=3 {
+            std::fs::remove_file(other.join(version_file_name(v))).unwrap();
+        }
+    });
+    let snapshot = append(&c, "second").await.unwrap();
+    assert_eq!(
+        versions(&meta),
+        ["v1.metadata.json", "v4.metadata.json", "v5.metadata.json"]
+    );
+    let table = c.load_table(&ident()).await.unwrap();
+    assert!(table.metadata.snapshot_by_id(snapshot).is_some());
+}
+
 /// A create of `v1` whose put failed may still have landed on a remote store: its outcome is
 /// unknown, so a caller keeps the files the metadata names.
 #[tokio::test]

@@ -65,6 +65,7 @@ fn print(as_json: bool, table: &str, report: &OrphanReport) -> Result<()> {
             "referenced": report.referenced,
             "too_new": report.too_new,
             "other_tables": report.other_tables,
+            "hidden": report.hidden,
             "deleted": report.deleted,
         });
         outln!("{}", serde_json::to_string_pretty(&out)?);
@@ -81,12 +82,13 @@ fn print(as_json: bool, table: &str, report: &OrphanReport) -> Result<()> {
     let verb = if report.deleted { "deleted" } else { "found" };
     outln!(
         "{table}: {verb} {} orphan file(s), {bytes} bytes, of {} listed ({} referenced, {} \
-         unreferenced but too new, {} of other tables nested in its folder){}",
+         unreferenced but too new, {} of other tables nested in its folder, {} hidden){}",
         report.orphans.len(),
         report.listed,
         report.referenced,
         report.too_new,
         report.other_tables,
+        report.hidden,
         if report.deleted || report.orphans.is_empty() {
             ""
         } else {

@@ -532,6 +532,20 @@ proptest! {
     }
 
     #[test]
+    fn a_promoted_value_is_of_the_wider_type_and_compares_as_before(d in arb_datum()) {
+        for ty in [P::Long, P::Double, d.primitive_type()] {
+            match d.promoted_to(&ty) {
+                Some(wider) => {
+                    prop_assert_eq!(wider.primitive_type(), ty.clone());
+                    prop_assert_eq!(wider.widest(), d.widest());
+                    prop_assert!(matches!((&d, &ty), (Datum::Int(_), P::Long) | (Datum::Float(_), P::Double)));
+                }
+                None => prop_assert!(!matches!((&d, &ty), (Datum::Int(_), P::Long) | (Datum::Float(_), P::Double))),
+            }
+        }
+    }
+
+    #[test]
     fn float_order_is_total(a in arb_f64(), b in arb_f64(), c in arb_f64()) {
         let (da, db, dc) = (Datum::Double(a), Datum::Double(b), Datum::Double(c));
         let ab = da.compare(&db).unwrap();

@@ -29,7 +29,7 @@ use futures::TryStreamExt;
 use iceberg_io::FileIo;
 use iceberg_spec::{
     DataContentType, DataFile, Datum, FormatVersion, ManifestEntry, ManifestFile, ManifestStatus,
-    TableMetadata,
+    PartitionSpec, TableMetadata,
 };
 use iceberg_write::DataFileWriter;
 use iceberg_write::read::FileIoReader;
@@ -416,7 +416,7 @@ fn delete_partitions(meta: &TableMetadata, deletes: &[DataFile]) -> DeletePartit
     for d in deletes {
         let unpartitioned = meta
             .spec_by_id(d.spec_id)
-            .is_none_or(|s| s.fields().is_empty());
+            .is_none_or(PartitionSpec::is_unpartitioned);
         if unpartitioned {
             out.everywhere = true;
         }
@@ -467,7 +467,55 @@ fn refuse_v3(meta: &TableMetadata, ident: &TableIdent) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use iceberg_spec::{NestedField, PartitionField, PrimitiveType, Schema, Transform};
+
+    /// A delete file of a spec whose only field is void (a v1 table's removed partition
+    /// field) is unpartitioned, so an equality delete in it applies to every data file
+    /// (the spec's global deletes): compaction must leave them all alone, or rewritten rows
+    /// would take the delete's sequence number and come back.
+    #[test]
+    fn a_delete_of_a_spec_of_void_fields_applies_everywhere() {
+        let schema = Schema::new(
+            0,
+            vec![NestedField::optional(1, "cat", PrimitiveType::String)],
+        )
+        .unwrap();
+        let mut meta = TableMetadata::new_table(
+            FormatVersion::V2,
+            uuid::Uuid::nil(),
+            "memory://wh/t",
+            schema,
+            PartitionSpec::unpartitioned(),
+            iceberg_spec::SortOrder::unsorted(),
+            BTreeMap::new(),
+            0,
+        )
+        .unwrap();
+        let field = |transform| PartitionField {
+            name: "cat".into(),
+            transform,
+            source_id: 1,
+            field_id: 1000,
+        };
+        meta.partition_specs = vec![
+            PartitionSpec::new_unchecked(0, vec![field(Transform::Identity)]),
+            PartitionSpec::new_unchecked(1, vec![field(Transform::Void)]),
+        ];
+        let file = |spec_id, value: Option<Datum>| DataFile {
+            spec_id,
+            partition: vec![value],
+            ..Default::default()
+        };
+        let void_delete = file(1, None);
+        let deletes = delete_partitions(&meta, &[void_delete]);
+        assert!(deletes.applies_to(&file(0, Some(Datum::string("a")))));
+        let partitioned_delete = file(0, Some(Datum::string("b")));
+        let deletes = delete_partitions(&meta, &[partitioned_delete]);
+        assert!(!deletes.applies_to(&file(0, Some(Datum::string("a")))));
+        assert!(deletes.applies_to(&file(0, Some(Datum::string("b")))));
+    }
 
     /// A delete file written after its partition source was widened (its value a long)
     /// applies to the data files written before (their value an int): compaction leaves
