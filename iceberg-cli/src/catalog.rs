@@ -241,10 +241,18 @@ pub(crate) fn parse_table_name(name: &str) -> Result<TableIdent> {
 /// The warehouse as a URL, and as a local folder when it is one.
 fn warehouse(text: &str, create: bool) -> Result<(String, Option<PathBuf>)> {
     let path = match text.split_once("://") {
-        Some(("file", rest)) => PathBuf::from(rest),
+        // `file:///p` and `file://localhost/p` (Java's and PyIceberg's spellings).
+        Some(("file", rest)) => PathBuf::from(rest.strip_prefix("localhost").unwrap_or(rest)),
         Some(_) => return Ok((text.trim_end_matches('/').to_string(), None)),
-        None => PathBuf::from(text),
+        // `file:/p`, as Hadoop's `Path` prints a local folder.
+        None => PathBuf::from(text.strip_prefix("file:").unwrap_or(text)),
     };
+    if text.starts_with("file:") && !path.is_absolute() {
+        return Err(Error::Usage(format!(
+            "warehouse `{text}`: a file: location names an absolute local folder \
+             (`file:///path`)"
+        )));
+    }
     if create {
         std::fs::create_dir_all(&path).map_err(|e| {
             Error::Table(format!(
@@ -261,4 +269,35 @@ fn warehouse(text: &str, create: bool) -> Result<(String, Option<PathBuf>)> {
     let abs = std::fs::canonicalize(&path)
         .map_err(|e| Error::Table(format!("warehouse folder {}: {e}", path.display())))?;
     Ok((format!("file://{}", abs.display()), Some(abs)))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Every spelling Java and PyIceberg give a local warehouse names the same folder, and
+    /// none lands under the current directory.
+    #[test]
+    fn file_spellings_of_a_warehouse_name_the_same_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let abs = std::fs::canonicalize(dir.path()).unwrap();
+        let want = format!("file://{}", abs.display());
+        for text in [
+            format!("{}", abs.display()),
+            format!("file://{}", abs.display()),
+            format!("file:{}", abs.display()),
+            format!("file://localhost{}", abs.display()),
+        ] {
+            let (url, local) = warehouse(&text, false).unwrap();
+            assert_eq!(url, want, "{text}");
+            assert_eq!(local.as_deref(), Some(abs.as_path()), "{text}");
+        }
+        assert!(warehouse("file://elsewhere/tmp/wh", true).is_err());
+        assert!(!std::path::Path::new("elsewhere").exists());
+        assert_eq!(
+            warehouse("s3://bucket/wh/", false).unwrap(),
+            ("s3://bucket/wh".to_string(), None)
+        );
+    }
 }

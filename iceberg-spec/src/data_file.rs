@@ -96,6 +96,10 @@ impl FileFormat {
     }
 }
 
+/// The field id of a position delete file's `file_path` column (the spec's reserved id):
+/// equal bounds on it name the one data file the deletes apply to.
+pub const DELETE_FILE_PATH_FIELD_ID: i32 = 2_147_483_546;
+
 /// One data or delete file with its partition tuple and column metrics.
 ///
 /// Metric maps are keyed by field id; a missing key means unknown, never zero.

@@ -37,7 +37,7 @@ pub mod transform;
 pub mod types;
 
 pub use codec::{AvroCodec, ParquetCodec};
-pub use data_file::{DataContentType, DataFile, FileFormat};
+pub use data_file::{DELETE_FILE_PATH_FIELD_ID, DataContentType, DataFile, FileFormat};
 pub use datum::Datum;
 pub use error::{Error, Result};
 pub use manifest::{FieldSummary, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus};

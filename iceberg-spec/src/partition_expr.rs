@@ -63,9 +63,10 @@ fn parse(text: &str) -> Result<Term, String> {
                 "`{name}` takes a {what} and a column: {name}(N, column)"
             )));
         };
+        // Java reads the parameter as an int.
         let n = match n.parse::<u32>() {
-            Ok(n) if n > 0 => n,
-            _ => return Err(err(format!("`{n}` is not a positive integer"))),
+            Ok(n) if n > 0 && n <= i32::MAX as u32 => n,
+            _ => return Err(err(format!("`{n}` is not an integer in 1..=2147483647"))),
         };
         Ok((n, column_name(c).map_err(err)?))
     };
@@ -350,7 +351,7 @@ mod tests {
     #[test]
     fn errors_point_at_the_part() {
         let e = parse_term("bucket(x, id)").unwrap_err().to_string();
-        assert_eq!(e, "`bucket(x, id)`: `x` is not a positive integer");
+        assert_eq!(e, "`bucket(x, id)`: `x` is not an integer in 1..=2147483647");
         assert!(
             parse_term("bucket(0, id)")
                 .unwrap_err()

@@ -178,6 +178,10 @@ pub fn apply_expiry(meta: &TableMetadata, plan: &ExpiryPlan) -> TableMetadata {
     {
         out.current_snapshot_id = None;
     }
+    if plan.expired.is_empty() {
+        // Java's `updateSnapshotLog` leaves the log alone unless snapshots go.
+        return out;
+    }
     let mut log = Vec::with_capacity(out.snapshot_log.len());
     for entry in &out.snapshot_log {
         if kept.contains(&entry.snapshot_id) {

@@ -574,3 +574,116 @@ async fn a_compaction_failing_at_any_store_operation_leaves_the_table_whole() {
     }
     assert!(failed > 0);
 }
+
+/// Before our swap, another writer commits `deletes` (a row-level DELETE or an upsert);
+/// the swap then conflicts and the compaction judges them on its retry.
+#[derive(Debug)]
+struct DeletesFirst {
+    deletes: Mutex<Option<Vec<DataFile>>>,
+}
+
+#[async_trait]
+impl CommitInterceptor<InMemoryCatalog> for DeletesFirst {
+    async fn commit(
+        &self,
+        inner: &InMemoryCatalog,
+        ident: &TableIdent,
+        base: &str,
+        new: &TableMetadata,
+    ) -> iceberg_append::Result<String> {
+        let Some(deletes) = self.deletes.lock().unwrap().take() else {
+            return inner.commit(ident, base, new).await;
+        };
+        crate::support::commit_foreign_manifest(
+            inner,
+            ident,
+            iceberg_spec::ManifestContent::Deletes,
+            deletes,
+            iceberg_spec::ManifestEntry::added,
+            |_| {},
+        )
+        .await;
+        Err(conflict(ident, base))
+    }
+}
+
+/// Delete files committed while a compaction runs, judged as Java judges them: equality
+/// deletes apply to the rewritten rows as well (the new files keep the starting sequence
+/// number), and a position delete naming a file conflicts only when that file is rewritten;
+/// one without a named file conflicts with its whole partition.
+#[tokio::test]
+async fn deletes_committed_meanwhile_conflict_only_where_they_apply_to_rewritten_files() {
+    enum Kind {
+        Equality,
+        NamesAFileKept,
+        NamesARewrittenFile,
+        PartitionWide,
+    }
+    for (kind, lands) in [
+        (Kind::Equality, true),
+        (Kind::NamesAFileKept, true),
+        (Kind::NamesARewrittenFile, false),
+        (Kind::PartitionWide, false),
+    ] {
+        let (catalog, mut handle, env) = table(FormatVersion::V2).await;
+        append_small_files(&mut handle, 0..5, "eu").await;
+        append_small_files(&mut handle, 5..6, "us").await;
+        let io = handle.io().clone();
+        let before = live(&io, handle.metadata()).await;
+        let of = |region: &str| {
+            before
+                .iter()
+                .find(|(_, (r, _))| r.contains(region))
+                .map(|(p, _)| p.clone())
+                .unwrap()
+        };
+        let eu = vec![Some(iceberg_spec::Datum::string("eu"))];
+        let us = vec![Some(iceberg_spec::Datum::string("us"))];
+        let delete = |partition: Vec<Option<iceberg_spec::Datum>>| DataFile {
+            content: iceberg_spec::DataContentType::PositionDeletes,
+            file_path: "memory://wh/db/t/data/other-deletes.parquet".into(),
+            partition,
+            record_count: 1,
+            file_size_in_bytes: 10,
+            ..Default::default()
+        };
+        let file = match kind {
+            Kind::Equality => DataFile {
+                content: iceberg_spec::DataContentType::EqualityDeletes,
+                equality_ids: Some(vec![1]),
+                ..delete(eu.clone())
+            },
+            Kind::NamesAFileKept => DataFile {
+                referenced_data_file: Some(of("us")),
+                ..delete(us)
+            },
+            Kind::NamesARewrittenFile => DataFile {
+                referenced_data_file: Some(of("eu")),
+                ..delete(eu.clone())
+            },
+            Kind::PartitionWide => delete(eu),
+        };
+        let racing = InterceptingCatalog::new(
+            InMemoryCatalog::clone(&catalog),
+            DeletesFirst {
+                deletes: Mutex::new(Some(vec![file])),
+            },
+        );
+        let result = RewriteDataFiles::new()
+            .commit(&racing, handle.ident(), env.as_ref(), |_, _, _| {})
+            .await;
+        handle.refresh().await.unwrap();
+        let after = live(&io, handle.metadata()).await;
+        assert!(after.contains_key("memory://wh/db/t/data/other-deletes.parquet"));
+        if lands {
+            let report = result.unwrap();
+            assert_eq!(report.files_rewritten, 5);
+            assert_eq!(handle.metadata().current_snapshot_id, report.snapshot_id);
+            assert!(!after.contains_key(&of("eu")));
+        } else {
+            let err = result.unwrap_err();
+            assert!(matches!(err, Error::RewriteConflict { .. }), "{err}");
+            assert!(after.contains_key(&of("eu")));
+        }
+    }
+}

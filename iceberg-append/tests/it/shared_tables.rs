@@ -8,10 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use iceberg_append::manifest::{ManifestContext, decode_manifest, encode_manifests};
-use iceberg_append::manifest_list::encode_manifest_list;
-use iceberg_append::plan::{AttemptInputs, plan_fast_append};
-use iceberg_append::summary::AddedCounts;
+use iceberg_append::manifest::decode_manifest;
 use iceberg_append::{
     AppendMode, Catalog, DeterministicEnvironment, InMemoryCatalog, TableCreation, TableIdent,
     commit_append_with_mode, read_manifest_list,
@@ -19,13 +16,14 @@ use iceberg_append::{
 use iceberg_io::FileIo;
 use iceberg_spec::datum::uuid_order::{java_uuid_cmp, uuid_sign_class};
 use iceberg_spec::properties::MANIFEST_MIN_MERGE_COUNT;
-use iceberg_spec::snapshot::MAIN_BRANCH;
 use iceberg_spec::{
     DataContentType, DataFile, Datum, FileFormat, FormatVersion, ManifestContent, ManifestEntry,
     ManifestFile, ManifestStatus, NestedField, PartitionSpec, PrimitiveType, Schema, Transform,
 };
 use proptest::prelude::*;
 use uuid::Uuid;
+
+use crate::support::commit_foreign_manifest;
 
 const LOCATION: &str = "memory://wh/db/t";
 
@@ -89,9 +87,8 @@ impl Fixture {
         decode_manifest(&m.manifest_path, &bytes).unwrap().entries
     }
 
-    /// Commits a snapshot that adds `manifest_entries` as one manifest of `content`, the way
-    /// a row-level writer (Spark's merge-on-read DELETE) does, and optionally edits the rows
-    /// listed (to stand in for an old writer's list).
+    /// Commits a snapshot that adds `files` as one manifest of `content` (see
+    /// [`commit_foreign_manifest`]).
     async fn commit_manifest(
         &self,
         content: ManifestContent,
@@ -99,83 +96,7 @@ impl Fixture {
         entry: impl Fn(i64, DataFile) -> ManifestEntry,
         edit: impl Fn(&mut ManifestFile),
     ) {
-        let table = self.catalog.load_table(&self.ident).await.unwrap();
-        let meta = &table.metadata;
-        let snapshot_id = 900_000 + meta.snapshots.len() as i64;
-        let entries: Vec<ManifestEntry> =
-            files.into_iter().map(|f| entry(snapshot_id, f)).collect();
-        let ctx = ManifestContext {
-            version: meta.format_version,
-            schema: meta.current_schema().unwrap(),
-            spec: meta.default_spec().unwrap(),
-            codec: iceberg_spec::AvroCodec::Deflate,
-            marker: [3; 16],
-            target_size_bytes: u64::MAX,
-            content,
-        };
-        let encoded = encode_manifests(&ctx, snapshot_id, &entries, |n| {
-            format!("{LOCATION}/metadata/other-{snapshot_id}-m{n}.avro")
-        })
-        .unwrap();
-        let io = self.catalog.io();
-        let mut new = Vec::new();
-        for m in encoded {
-            io.put(&m.file.manifest_path, m.bytes.into()).await.unwrap();
-            new.push(m.file);
-        }
-        let parents: Vec<Arc<ManifestFile>> = read_manifest_list(
-            io,
-            meta.branch_head(MAIN_BRANCH)
-                .and_then(|s| s.manifest_list.as_deref()),
-        )
-        .await
-        .unwrap()
-        .into_iter()
-        .map(Arc::new)
-        .collect();
-        let list_path = format!("{LOCATION}/metadata/snap-{snapshot_id}-other.avro");
-        let plan = plan_fast_append(
-            meta,
-            &AttemptInputs {
-                snapshot_id,
-                branch: MAIN_BRANCH,
-                new_manifests: &new,
-                parent_manifests: &parents,
-                manifests_replaced: 0,
-                added: &AddedCounts::default(),
-                extra_summary: &BTreeMap::new(),
-                manifest_list_path: list_path.clone(),
-                base_location: table.metadata_location.as_deref(),
-                now_ms: 1_800_000_000_000,
-            },
-        )
-        .unwrap();
-        let rows: Vec<ManifestFile> = plan
-            .manifests
-            .iter()
-            .map(|m| {
-                let mut m = ManifestFile::clone(m);
-                edit(&mut m);
-                m
-            })
-            .collect();
-        let bytes = encode_manifest_list(
-            &list_path,
-            &plan.header,
-            &rows,
-            iceberg_spec::AvroCodec::Deflate,
-            [4; 16],
-        )
-        .unwrap();
-        io.put(&list_path, bytes.into()).await.unwrap();
-        self.catalog
-            .commit(
-                &self.ident,
-                table.metadata_location.as_deref().unwrap_or_default(),
-                &plan.metadata,
-            )
-            .await
-            .unwrap();
+        commit_foreign_manifest(&self.catalog, &self.ident, content, files, entry, edit).await;
     }
 }
 

@@ -12,6 +12,10 @@ use iceberg_append::{AppendMode, commit_append_with_mode, read_manifest_list};
 use iceberg_spec::{FormatVersion, ManifestStatus, NestedField, PrimitiveType};
 
 use async_trait::async_trait;
+use iceberg_append::manifest::{ManifestContext, encode_manifests};
+use iceberg_append::manifest_list::encode_manifest_list;
+use iceberg_append::plan::{AttemptInputs, plan_fast_append};
+use iceberg_append::summary::AddedCounts;
 use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
 use iceberg_append::{
     Catalog, DeterministicEnvironment, Error, InMemoryCatalog, Result, SchemaEvolution,
@@ -20,7 +24,9 @@ use iceberg_append::{
 };
 use iceberg_io::FileIo;
 use iceberg_spec::properties::{COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES};
+use iceberg_spec::snapshot::MAIN_BRANCH;
 use iceberg_spec::{DataFile, Schema, TableMetadata};
+use iceberg_spec::{ManifestContent, ManifestEntry, ManifestFile};
 
 /// A data file record of `rows` rows under the test table `memory://wh/db/t`.
 pub(crate) fn data_file(name: &str, rows: i64) -> DataFile {
@@ -265,4 +271,94 @@ pub(crate) async fn existing(io: &FileIo, paths: &BTreeSet<String>) -> BTreeSet<
         }
     }
     out
+}
+
+/// Commits a snapshot that adds `files` as one manifest of `content`, the way a row-level
+/// writer (Spark's merge-on-read DELETE) does, and edits the rows listed (to stand in for an
+/// old writer's list).
+pub(crate) async fn commit_foreign_manifest(
+    catalog: &InMemoryCatalog,
+    ident: &TableIdent,
+    content: ManifestContent,
+    files: Vec<DataFile>,
+    entry: impl Fn(i64, DataFile) -> ManifestEntry,
+    edit: impl Fn(&mut ManifestFile),
+) {
+    let table = catalog.load_table(ident).await.unwrap();
+    let meta = &table.metadata;
+    let location = &meta.location;
+    let snapshot_id = 900_000 + meta.snapshots.len() as i64;
+    let entries: Vec<ManifestEntry> = files.into_iter().map(|f| entry(snapshot_id, f)).collect();
+    let ctx = ManifestContext {
+        version: meta.format_version,
+        schema: meta.current_schema().unwrap(),
+        spec: meta.default_spec().unwrap(),
+        codec: iceberg_spec::AvroCodec::Deflate,
+        marker: [3; 16],
+        target_size_bytes: u64::MAX,
+        content,
+    };
+    let encoded = encode_manifests(&ctx, snapshot_id, &entries, |n| {
+        format!("{location}/metadata/other-{snapshot_id}-m{n}.avro")
+    })
+    .unwrap();
+    let io = catalog.io();
+    let mut new = Vec::new();
+    for m in encoded {
+        io.put(&m.file.manifest_path, m.bytes.into()).await.unwrap();
+        new.push(m.file);
+    }
+    let parents: Vec<Arc<ManifestFile>> = read_manifest_list(
+        io,
+        meta.branch_head(MAIN_BRANCH)
+            .and_then(|s| s.manifest_list.as_deref()),
+    )
+    .await
+    .unwrap()
+    .into_iter()
+    .map(Arc::new)
+    .collect();
+    let list_path = format!("{location}/metadata/snap-{snapshot_id}-other.avro");
+    let plan = plan_fast_append(
+        meta,
+        &AttemptInputs {
+            snapshot_id,
+            branch: MAIN_BRANCH,
+            new_manifests: &new,
+            parent_manifests: &parents,
+            manifests_replaced: 0,
+            added: &AddedCounts::default(),
+            extra_summary: &BTreeMap::new(),
+            manifest_list_path: list_path.clone(),
+            base_location: table.metadata_location.as_deref(),
+            now_ms: 1_800_000_000_000,
+        },
+    )
+    .unwrap();
+    let rows: Vec<ManifestFile> = plan
+        .manifests
+        .iter()
+        .map(|m| {
+            let mut m = ManifestFile::clone(m);
+            edit(&mut m);
+            m
+        })
+        .collect();
+    let bytes = encode_manifest_list(
+        &list_path,
+        &plan.header,
+        &rows,
+        iceberg_spec::AvroCodec::Deflate,
+        [4; 16],
+    )
+    .unwrap();
+    io.put(&list_path, bytes.into()).await.unwrap();
+    catalog
+        .commit(
+            ident,
+            table.metadata_location.as_deref().unwrap_or_default(),
+            &plan.metadata,
+        )
+        .await
+        .unwrap();
 }

@@ -101,7 +101,7 @@ fn create_errors_point_at_the_offending_part() {
     let cases = [
         (
             "bucket(x, id)",
-            "bucket(x, id)`: `x` is not a positive integer",
+            "bucket(x, id)`: `x` is not an integer in 1..=2147483647",
         ),
         ("day(nope)", "no column `nope`"),
         (

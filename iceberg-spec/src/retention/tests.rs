@@ -231,6 +231,29 @@ fn the_snapshot_log_restarts_after_its_last_expired_entry_and_statistics_go_with
     after.validate().unwrap();
 }
 
+/// Removing only refs leaves the snapshot log alone (Java's `updateSnapshotLog` rewrites it
+/// only when snapshots go), even where it names a snapshot that is gone already.
+#[test]
+fn removing_only_refs_leaves_the_snapshot_log_alone() {
+    let mut meta = table(&[]);
+    main_history(&mut meta, &[1, 2]);
+    meta.snapshot_log.insert(
+        0,
+        SnapshotLogEntry {
+            timestamp_ms: NOW - 9 * DAY,
+            snapshot_id: 99,
+        },
+    );
+    meta.refs.insert("old".into(), SnapshotRef::branch(1));
+    let plan = ExpiryPlan {
+        expired: BTreeSet::new(),
+        removed_refs: BTreeSet::from(["old".to_string()]),
+    };
+    let after = apply_expiry(&meta, &plan);
+    assert!(!after.refs.contains_key("old"));
+    assert_eq!(after.snapshot_log, meta.snapshot_log);
+}
+
 /// A random history: a `main` line, branches and tags off random snapshots, random ages
 /// and ref retention.
 fn history() -> impl Strategy<Value = TableMetadata> {

@@ -169,6 +169,7 @@ impl TableMetadata {
             encryption_keys: Vec::new(),
         };
         meta.validate()?;
+        meta.check_reserved_properties()?;
         Ok(meta)
     }
 

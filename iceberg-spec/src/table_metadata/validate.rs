@@ -202,6 +202,16 @@ impl TableMetadata {
                 "row lineage and encryption keys need format version 3",
             ));
         }
+        Ok(())
+    }
+
+    /// Refuses properties named as table metadata fields (`format-version`, ...): a new
+    /// table must not store them. Loaded metadata may hold them (Java reads such files), so
+    /// [`Self::validate`] does not check this.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] naming the first reserved key found.
+    pub fn check_reserved_properties(&self) -> Result<()> {
         for key in RESERVED_PROPERTIES {
             if self.properties.contains_key(*key) {
                 return Err(Error::invalid_metadata(

@@ -102,8 +102,18 @@ impl Transform {
     /// The type of the transform's output for a source of type `source`.
     ///
     /// # Errors
-    /// [`Error::TransformSourceType`] when the transform does not accept `source`.
+    /// [`Error::TransformSourceType`] when the transform does not accept `source`;
+    /// [`Error::InvalidTransform`] for a bucket count or width outside `1..=i32::MAX`.
     pub fn result_type(&self, source: &PrimitiveType) -> Result<PrimitiveType> {
+        if let Self::Bucket(n) | Self::Truncate(n) = self
+            && (*n == 0 || *n > i32::MAX as u32)
+        {
+            // Java reads the parameter as an int: no reader could load a larger one.
+            return Err(Error::InvalidTransform {
+                text: self.to_string(),
+                reason: "the parameter must be in 1..=2147483647".into(),
+            });
+        }
         if !self.can_transform(source) {
             return Err(Error::TransformSourceType {
                 transform: self.to_string(),
@@ -214,7 +224,9 @@ impl FromStr for Transform {
     type Err = Error;
 
     fn from_str(text: &str) -> Result<Self> {
-        let s = text.trim();
+        // Java matches names ignoring case (`Bucket[16]` is `bucket[16]`).
+        let lower = text.trim().to_ascii_lowercase();
+        let s = lower.as_str();
         let param = |name: &str| -> Option<Result<u32>> {
             let inner = s.strip_prefix(name)?.strip_prefix('[')?.strip_suffix(']')?;
             // Java reads the parameter as an int: 1..=2147483647.

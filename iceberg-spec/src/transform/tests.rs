@@ -216,6 +216,43 @@ fn wrong_source_types_and_parameters_are_errors() {
     }
 }
 
+/// Java reads transform names ignoring case and parameters as ints: a spec naming
+/// `Bucket[16]` loads, and a parameter past `i32::MAX` is refused wherever a spec is made.
+#[test]
+fn names_ignore_case_and_parameters_are_ints() {
+    assert_eq!(
+        "Bucket[16]".parse::<Transform>().unwrap(),
+        Transform::Bucket(16)
+    );
+    assert_eq!(" DAY ".parse::<Transform>().unwrap(), Transform::Day);
+    assert_eq!(
+        "Identity".parse::<Transform>().unwrap(),
+        Transform::Identity
+    );
+    assert!("bucket[2147483648]".parse::<Transform>().is_err());
+    for t in [
+        Transform::Bucket(3_000_000_000),
+        Transform::Truncate(2_147_483_648),
+    ] {
+        let err = t.result_type(&P::Long).unwrap_err();
+        assert!(matches!(err, Error::InvalidTransform { .. }), "{t}: {err}");
+    }
+    assert_eq!(
+        Transform::Bucket(i32::MAX as u32)
+            .result_type(&P::Long)
+            .unwrap(),
+        P::Int
+    );
+    let schema =
+        crate::Schema::new(0, vec![crate::NestedField::required(1, "id", P::Long)]).unwrap();
+    for expr in ["bucket(3000000000, id)", "truncate(2147483648, id)"] {
+        assert!(
+            crate::partition_expr::partition_spec(&[expr.to_string()], &schema).is_err(),
+            "{expr}"
+        );
+    }
+}
+
 #[test]
 fn human_strings_of_section_4_4() {
     let ts = Datum::Timestamp;

@@ -1,5 +1,5 @@
 //! The `replace` commit of a compaction: checks that the rewritten files are still live and
-//! that no delete file committed meanwhile may apply to them, then writes the new files'
+//! that no position delete file committed meanwhile may apply to them, then writes the new files'
 //! manifest, the touched manifests with those files DELETED, and the manifest list.
 
 use std::collections::{BTreeMap, HashSet};
@@ -9,8 +9,8 @@ use bytes::Bytes;
 use iceberg_io::FileIo;
 use iceberg_spec::snapshot::MAIN_BRANCH;
 use iceberg_spec::{
-    DataFile, FormatVersion, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus,
-    Operation, TableMetadata, TableProperties,
+    DELETE_FILE_PATH_FIELD_ID, DataContentType, DataFile, FormatVersion, ManifestContent,
+    ManifestEntry, ManifestFile, ManifestStatus, Operation, TableMetadata, TableProperties,
 };
 use uuid::Uuid;
 
@@ -122,7 +122,12 @@ async fn attempt_rewrite(
             }
             if m.content == ManifestContent::Data {
                 live.insert(e.data_file.file_path);
-            } else if e.sequence_number.unwrap_or(0) > start_sequence {
+            } else if e.sequence_number.unwrap_or(0) > start_sequence
+                && e.data_file.content == DataContentType::PositionDeletes
+            {
+                // Equality deletes committed meanwhile apply to the rewritten rows too: the
+                // new files take the starting sequence number, below theirs (Java ignores
+                // them here as well).
                 new_deletes.push(e.data_file);
             }
         }
@@ -130,7 +135,22 @@ async fn attempt_rewrite(
     if let Some(path) = gone.iter().find(|p| !live.contains(**p)) {
         return Err(conflict(path, "was removed by a concurrent commit"));
     }
-    let touched = delete_partitions(meta, &new_deletes);
+    // A position delete that names its data file conflicts only with that file (Java's
+    // `DeleteFileIndex` by path); one that does not, with its partition.
+    let (scoped, partition_wide): (Vec<DataFile>, Vec<DataFile>) = new_deletes
+        .into_iter()
+        .partition(|d| referenced_data_file(d).is_some());
+    if let Some(path) = scoped
+        .iter()
+        .filter_map(referenced_data_file)
+        .find(|p| gone.contains(p))
+    {
+        return Err(conflict(
+            path,
+            "has a position delete committed meanwhile that applies to it",
+        ));
+    }
+    let touched = delete_partitions(meta, &partition_wide);
     if let Some(l) = removed.iter().find(|l| touched.applies_to(&l.file)) {
         return Err(conflict(
             &l.file.file_path,
@@ -330,4 +350,19 @@ fn manifest_context<'a>(
         target_size_bytes: props.manifest.target_size_bytes,
         content: ManifestContent::Data,
     })
+}
+
+/// The one data file a position delete file applies to, when it says so: its
+/// `referenced_data_file`, or equal `file_path` bounds (Java's
+/// `ContentFileUtil.referencedDataFileLocation`).
+fn referenced_data_file(d: &DataFile) -> Option<&str> {
+    if let Some(path) = d.referenced_data_file.as_deref() {
+        return Some(path);
+    }
+    let lower = d.lower_bounds.get(&DELETE_FILE_PATH_FIELD_ID)?;
+    let upper = d.upper_bounds.get(&DELETE_FILE_PATH_FIELD_ID)?;
+    if lower != upper {
+        return None;
+    }
+    std::str::from_utf8(lower).ok()
 }

@@ -5,16 +5,20 @@
 //!
 //! - the new files get the starting snapshot's data sequence number, so a delete file
 //!   committed meanwhile still applies to their rows as it did to the old files';
-//! - a file a delete file applies to is left alone and counted (applying deletes while
+//! - a file a delete file may apply to is left alone and counted (any delete file of its
+//!   partition, and any of an unpartitioned or void-only spec; applying deletes while
 //!   compacting is a later step), as is a file whose columns are not exactly the current
 //!   schema's (other field ids or names: written before a schema change, or without ids),
 //!   found from the footer as the group is read (no request per file to plan);
 //! - a group is rewritten when it has `min_input_files` (5) such files, or two or more that
-//!   together reach the target size (what was written for a group that falls short once
+//!   together exceed the target size (what was written for a group that falls short once
 //!   files of another schema are left out is deleted again);
 //! - the commit fails as a typed [`Error::RewriteConflict`] (its new files deleted) when a
-//!   concurrent commit removed a rewritten file or added a delete file that may apply to
-//!   one; any other concurrent commit (an append) is committed over, as a retry.
+//!   concurrent commit removed a rewritten file or added a position delete file that may
+//!   apply to one (one naming its data file applies to that file only, others to their
+//!   partition); equality deletes committed meanwhile apply to the new files as they did to
+//!   the old (Java ignores them too), and any other concurrent commit (an append) is
+//!   committed over, as a retry.
 //!
 //! Reading streams each file through parquet's async Arrow reader (`iceberg_write::read`), so
 //! memory stays within the writer's budgets however large the partition; the rows of small
@@ -202,10 +206,11 @@ impl RewriteDataFiles {
     }
 
     /// Whether rewriting `files` (of one partition) is worth a commit: `min_input_files`
-    /// of them, or two or more that together reach the target size.
+    /// of them, or two or more that together exceed the target size (Java's
+    /// `enoughContent`).
     fn worth(&self, files: &[&Live], target: u64) -> bool {
         files.len() >= self.min_input_files
-            || (files.len() >= 2 && files.iter().map(|l| size(&l.file)).sum::<u64>() >= target)
+            || (files.len() >= 2 && files.iter().map(|l| size(&l.file)).sum::<u64>() > target)
     }
 
     /// The groups to rewrite: small files of one (spec, partition), without deletes. Whether
