@@ -215,18 +215,23 @@ impl PartitionSpec {
     /// The partition tuple's struct type: one optional field per partition field.
     ///
     /// # Errors
-    /// [`Error::InvalidPartitionSpec`] when a source is missing or not primitive.
+    /// [`Error::InvalidPartitionSpec`] when a source is missing (and the transform's type
+    /// depends on it) or not primitive.
     pub fn partition_type(&self, schema: &Schema) -> Result<StructType> {
         let fields = self
             .fields
             .iter()
             .map(|f| {
-                let ty = self.source_type(f, schema)?;
-                Ok(NestedField::optional(
-                    f.field_id,
-                    f.name.clone(),
-                    f.transform.result_type(ty)?,
-                ))
+                // A source dropped since (a spec no longer the default) still has a partition
+                // type where the transform's is fixed, as Java's `PartitionSpec` gives it.
+                let result = match (
+                    schema.field_by_id(f.source_id),
+                    f.transform.fixed_result_type(),
+                ) {
+                    (None, Some(fixed)) => fixed,
+                    _ => f.transform.result_type(self.source_type(f, schema)?)?,
+                };
+                Ok(NestedField::optional(f.field_id, f.name.clone(), result))
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(StructType::new(fields))
@@ -397,6 +402,36 @@ mod tests {
         let ty = spec.partition_type(&s).unwrap();
         assert_eq!(ty.fields[0].field_type, PrimitiveType::Date.into());
         assert_eq!(ty.fields[1].field_type, PrimitiveType::Int.into());
+    }
+
+    /// An old spec whose source column was dropped since keeps a partition type where its
+    /// transform's result does not depend on the source (Java's `PartitionSpec` uses
+    /// `unknown` for the source then), so its manifests can still be merged and rewritten.
+    #[test]
+    fn a_dropped_source_keeps_a_fixed_result_type() {
+        let s = schema();
+        let field = |name: &str, transform, source_id| PartitionField {
+            name: name.into(),
+            transform,
+            source_id,
+            field_id: 1000,
+        };
+        for (transform, want) in [
+            (Transform::Day, PrimitiveType::Date),
+            (Transform::Bucket(8), PrimitiveType::Int),
+            (Transform::Hour, PrimitiveType::Int),
+        ] {
+            let spec = PartitionSpec::new_unchecked(1, vec![field("gone", transform, 9)]);
+            let ty = spec.partition_type(&s).unwrap();
+            assert_eq!(ty.fields[0].field_type, want.into(), "{transform}");
+        }
+        for transform in [Transform::Identity, Transform::Truncate(4), Transform::Void] {
+            let spec = PartitionSpec::new_unchecked(1, vec![field("gone", transform, 9)]);
+            assert!(spec.partition_type(&s).is_err(), "{transform}");
+        }
+        // A source that is there is still checked against the transform.
+        let spec = PartitionSpec::new_unchecked(1, vec![field("d", Transform::Day, 3)]);
+        assert!(spec.partition_type(&s).is_err());
     }
 
     #[test]

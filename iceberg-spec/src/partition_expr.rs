@@ -351,7 +351,10 @@ mod tests {
     #[test]
     fn errors_point_at_the_part() {
         let e = parse_term("bucket(x, id)").unwrap_err().to_string();
-        assert_eq!(e, "`bucket(x, id)`: `x` is not an integer in 1..=2147483647");
+        assert_eq!(
+            e,
+            "`bucket(x, id)`: `x` is not an integer in 1..=2147483647"
+        );
         assert!(
             parse_term("bucket(0, id)")
                 .unwrap_err()

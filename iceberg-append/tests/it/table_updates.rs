@@ -382,3 +382,97 @@ async fn a_manifest_rewrite_after_widening_orders_old_values_among_new() {
     assert_eq!(report.manifests_replaced, 4);
     assert_eq!(qty_values(&catalog, &ident).await, longs(&[1, 2, 3, 5]));
 }
+
+/// A partition field removed from the default spec, then its source column dropped: the old
+/// spec's manifests still merge and rewrite, their partition type being the transform's own
+/// (`bucket` gives an int whatever its source), as Java's `PartitionSpec` gives it.
+#[tokio::test]
+async fn manifests_of_a_spec_whose_source_was_dropped_still_merge_and_rewrite() {
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 5));
+    let catalog = InMemoryCatalog::new(FileIo::memory(), env.clone());
+    let ident = TableIdent::parse("db.w").unwrap();
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", P::Int),
+            NestedField::optional(2, "qty", P::Int),
+        ],
+    )
+    .unwrap();
+    let mut creation = fast_retry_creation("memory://wh/db/w", schema.clone());
+    creation.spec = PartitionSpec::builder(&schema)
+        .add("qty", Transform::Bucket(4))
+        .unwrap()
+        .build()
+        .unwrap();
+    creation
+        .properties
+        .insert("commit.manifest.min-count-to-merge".into(), "2".into());
+    catalog.create_table(&ident, creation).await.unwrap();
+    for (name, bucket) in [("a", 1), ("b", 3)] {
+        append_qty(
+            &catalog,
+            &ident,
+            &env,
+            name,
+            Datum::int(bucket),
+            AppendMode::Fast,
+        )
+        .await;
+    }
+    let meta = catalog.load_table(&ident).await.unwrap().metadata;
+    let mut spec = iceberg_spec::evolution::UpdatePartitionSpec::new(&meta).unwrap();
+    spec.remove_field("qty_bucket").unwrap();
+    let unpartitioned = TableUpdate::new().with_spec(&meta, spec.apply().unwrap());
+    commit_table_update(&catalog, &ident, &unpartitioned, env.as_ref())
+        .await
+        .unwrap();
+    let meta = catalog.load_table(&ident).await.unwrap().metadata;
+    let mut drop = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
+    drop.delete_column("qty").unwrap();
+    let drop = TableUpdate::new().with_schema(&meta, drop.apply().unwrap());
+    commit_table_update(&catalog, &ident, &drop, env.as_ref())
+        .await
+        .unwrap();
+    let report = RewriteManifests::new()
+        .commit(&catalog, &ident, env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(report.manifests_replaced, 2);
+    let file = DataFile {
+        file_path: "memory://wh/db/w/data/c.parquet".into(),
+        spec_id: 1,
+        ..data_file("c", 3)
+    };
+    commit_append_with_mode(
+        &catalog,
+        &ident,
+        vec![file],
+        BTreeMap::new(),
+        Some(AppendMode::Merge),
+        env.as_ref(),
+    )
+    .await
+    .unwrap();
+    let table = catalog.load_table(&ident).await.unwrap();
+    let lists = read_manifest_list(
+        catalog.io(),
+        table
+            .metadata
+            .current_snapshot()
+            .unwrap()
+            .manifest_list
+            .as_deref(),
+    )
+    .await
+    .unwrap();
+    let mut buckets = Vec::new();
+    for m in lists.iter().filter(|m| m.partition_spec_id == 0) {
+        let bytes = catalog.io().read(&m.manifest_path).await.unwrap();
+        for e in decode_manifest(&m.manifest_path, &bytes).unwrap().entries {
+            buckets.push(e.data_file.partition[0].clone());
+        }
+    }
+    buckets.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    assert_eq!(buckets, vec![Some(Datum::int(1)), Some(Datum::int(3))]);
+}

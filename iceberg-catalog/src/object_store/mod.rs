@@ -15,7 +15,8 @@
 //! deleted version's name. A drop first claims the next version with a marker
 //! ([`DROPPED_MARKER`]), so no writer can commit past it; a writer that still creates a
 //! version the drop had just deleted finds its base gone and deletes that version again
-//! (see `fate`), so a dropped table is not brought back. A writer whose (old) base is
+//! (see `fate`), so a dropped table is not brought back; a drop that stopped half way (its
+//! marker still the top version) is finished by the next drop of the name. A writer whose (old) base is
 //! deleted between its check and its create, by commits with
 //! `write.metadata.delete-after-commit.enabled`, finds the same after its create: a later
 //! version not built on its own, or its own still there while the table went past it; it
@@ -622,7 +623,15 @@ impl Catalog for ObjectStoreCatalog {
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> iceberg_append::Result<()> {
         let dir = format!("{}/metadata", self.table_location(ident));
         let table = loop {
-            let table = self.load_table(ident).await?;
+            let table = match self.load_table(ident).await {
+                Ok(table) => table,
+                // A drop that stopped half way (a failed delete, a killed process) left its
+                // marker as the top version: finish it, or the name stays taken for good.
+                Err(e) if e.is_not_found() && self.marked_dropped(&dir).await => {
+                    return self.delete_versions_then_rest(&dir, None).await;
+                }
+                Err(e) => return Err(e),
+            };
             let version = table
                 .metadata_location
                 .as_deref()
@@ -640,18 +649,51 @@ impl Catalog for ObjectStoreCatalog {
                 Err(e) => return Err(e.into()),
             }
         };
-        let mut files = self.io.list(&dir).await?;
-        // Version files go first, oldest first, one at a time, before anything is purged: a
-        // writer whose base is gone then sees a conflict (see `commit`) instead of creating a
-        // version that points at purged files.
+        self.delete_versions_then_rest(&dir, purge.then_some(&table))
+            .await
+    }
+}
+
+impl ObjectStoreCatalog {
+    /// Whether the top version under `dir` is a drop's marker.
+    async fn marked_dropped(&self, dir: &str) -> bool {
+        let Ok(paths) = self.io.list(dir).await else {
+            return false;
+        };
+        let Some(top) = paths.iter().max_by_key(|p| parse_version(p)) else {
+            return false;
+        };
+        parse_version(top).is_some()
+            && self
+                .io
+                .read(top)
+                .await
+                .is_ok_and(|bytes| bytes.as_ref() == DROPPED_MARKER)
+    }
+
+    /// The end of a drop, once its marker is the top version: the version files, oldest
+    /// first, one at a time, before anything is purged (a writer whose base is gone then
+    /// sees a conflict, see `commit`, instead of creating a version that points at purged
+    /// files); then `purge`'s files and the rest of the folder. Files already gone (another
+    /// run of the same drop) are skipped.
+    async fn delete_versions_then_rest(
+        &self,
+        dir: &str,
+        purge: Option<&Table>,
+    ) -> iceberg_append::Result<()> {
+        let mut files = self.io.list(dir).await?;
         files.sort_by_key(|p| parse_version(p).map_or(u64::MAX, u64::from));
         let split = files.partition_point(|p| parse_version(p).is_some());
         let rest = files.split_off(split);
         for version in files {
-            self.io.delete(&version).await?;
+            match self.io.delete(&version).await {
+                Ok(()) => {}
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e.into()),
+            }
         }
-        if purge {
-            self.purge_table_files(&table).await?;
+        if let Some(table) = purge {
+            self.purge_table_files(table).await?;
         }
         self.io.delete_many(rest).await?;
         Ok(())

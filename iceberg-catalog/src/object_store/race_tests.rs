@@ -232,3 +232,33 @@ async fn a_failed_create_is_an_unknown_outcome() {
         .unwrap_err();
     assert!(err.is_commit_state_unknown(), "{err}");
 }
+
+/// A drop that stopped half way (killed after its marker and the first deletes, or a delete
+/// refused) leaves its marker as the top version: the table does not load, and dropping it
+/// again finishes the drop, so the name can be listed no more and created again.
+#[tokio::test]
+async fn a_drop_that_stopped_half_way_is_finished_by_the_next_drop() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, _store, meta) = table_at_v2(dir.path()).await;
+    std::fs::write(meta.join(version_file_name(3)), DROPPED_MARKER).unwrap();
+    std::fs::remove_file(meta.join(version_file_name(1))).unwrap();
+    assert!(c.load_table(&ident()).await.unwrap_err().is_not_found());
+    c.drop_table(&ident(), false).await.unwrap();
+    assert_eq!(versions(&meta), Vec::<String>::new());
+    let listed = c
+        .list_tables(&NamespaceIdent::parse("db").unwrap())
+        .await
+        .unwrap();
+    assert!(listed.is_empty(), "{listed:?}");
+    c.create_table(&ident(), TableCreation::new("", schema()))
+        .await
+        .unwrap();
+    // A table that was never there is still not found.
+    let other = TableIdent::parse("db.nothing").unwrap();
+    assert!(
+        c.drop_table(&other, false)
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+}

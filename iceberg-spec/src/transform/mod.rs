@@ -127,6 +127,16 @@ impl Transform {
         })
     }
 
+    /// The result type when it does not depend on the source type (bucket, year, month, hour:
+    /// int; day: date).
+    pub fn fixed_result_type(&self) -> Option<PrimitiveType> {
+        match self {
+            Self::Bucket(_) | Self::Year | Self::Month | Self::Hour => Some(PrimitiveType::Int),
+            Self::Day => Some(PrimitiveType::Date),
+            Self::Identity | Self::Truncate(_) | Self::Void => None,
+        }
+    }
+
     /// Transforms one value: null stays null for every transform, `void` always gives null.
     ///
     /// Results: identity and truncate keep the source type, bucket/year/month/hour give
