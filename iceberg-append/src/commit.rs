@@ -214,7 +214,16 @@ pub(crate) async fn commit_input(
             }
             // Said before anything was sent: nothing can have landed.
             Err(e) if e.is_pre_request_refusal() => {
-                return Err(give_up(&io, ident, &pending, &lists, attempt, e, &uncertain).await);
+                return Err(give_up(
+                    &io,
+                    ident,
+                    &pending,
+                    &lists,
+                    attempt,
+                    Cause::Error(e),
+                    &uncertain,
+                )
+                .await);
             }
             Err(e) => e,
         };
@@ -231,6 +240,7 @@ pub(crate) async fn commit_input(
                     table: ident.to_string(),
                     snapshot_id: Some(pending.snapshot_id),
                     reason: format!("{error}; then reloading the table failed: {reload}"),
+                    source: Some(Box::new(error)),
                 });
             }
         };
@@ -254,16 +264,34 @@ pub(crate) async fn commit_input(
             uncertain = Some(error.to_string());
         }
         if let Err(why) = same_table(&reloaded, table_uuid) {
-            return Err(give_up(&io, ident, &pending, &lists, attempt, why, &uncertain).await);
+            return Err(give_up(
+                &io,
+                ident,
+                &pending,
+                &lists,
+                attempt,
+                Cause::Text(why),
+                &uncertain,
+            )
+            .await);
         }
         if !error.is_commit_state_unknown() && !error.is_commit_conflict() {
             // Not there, and not a conflict: the swap failed for good.
-            return Err(give_up(&io, ident, &pending, &lists, attempt, error, &uncertain).await);
+            return Err(give_up(
+                &io,
+                ident,
+                &pending,
+                &lists,
+                attempt,
+                Cause::Error(error),
+                &uncertain,
+            )
+            .await);
         }
         let out_of_time = started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
         if attempt > retry.num_retries || out_of_time {
             if let Some(why) = uncertain {
-                return Err(unknown(ident, &pending, &error, &why));
+                return Err(unknown(ident, &pending, Cause::Error(error), &why));
             }
             cleanup(&io, written(&pending, &lists, &[])).await;
             return Err(Error::RetriesExhausted {
@@ -278,12 +306,21 @@ pub(crate) async fn commit_input(
             Ok(table) => table,
             Err(reload) => {
                 // Our snapshot was not there a moment ago and nothing since was ours.
-                let why = format!("reloading the table for a retry failed: {reload}");
+                let why = Cause::Context("reloading the table for a retry failed", reload);
                 return Err(give_up(&io, ident, &pending, &lists, attempt, why, &uncertain).await);
             }
         };
         if let Err(why) = same_table(&base, table_uuid) {
-            return Err(give_up(&io, ident, &pending, &lists, attempt, why, &uncertain).await);
+            return Err(give_up(
+                &io,
+                ident,
+                &pending,
+                &lists,
+                attempt,
+                Cause::Text(why),
+                &uncertain,
+            )
+            .await);
         }
         attempt += 1;
         result = match pending.attempt(&io, &base, attempt, env, cache).await {
@@ -294,7 +331,7 @@ pub(crate) async fn commit_input(
                 // the outcome is unknown and nothing is deleted (a caller deleting its data
                 // files on this error would break the table).
                 if let Some(why) = uncertain {
-                    return Err(unknown(ident, &pending, &e, &why));
+                    return Err(unknown(ident, &pending, Cause::Error(e), &why));
                 }
                 cleanup(&io, written(&pending, &lists, &[])).await;
                 return Err(e);
@@ -393,6 +430,25 @@ async fn reload(
     }
 }
 
+/// Why a commit stops: an error of its own (kept as the typed source of the commit's error),
+/// words, or words about an error.
+enum Cause {
+    Error(Error),
+    Text(String),
+    Context(&'static str, Error),
+}
+
+impl Cause {
+    /// The reason's words, and the error behind them.
+    fn split(self) -> (String, Option<Box<Error>>) {
+        match self {
+            Self::Error(e) => (e.to_string(), Some(Box::new(e))),
+            Self::Text(text) => (text, None),
+            Self::Context(what, e) => (format!("{what}: {e}"), Some(Box::new(e))),
+        }
+    }
+}
+
 /// The error of a commit that stops trying: a definite failure after deleting everything it
 /// wrote ([`failed`]), or, when an earlier attempt's outcome is `uncertain`, an unknown
 /// outcome with nothing deleted.
@@ -402,27 +458,24 @@ async fn give_up(
     pending: &PendingAppend,
     lists: &[String],
     attempts: u32,
-    reason: impl std::fmt::Display,
+    cause: Cause,
     uncertain: &Option<String>,
 ) -> Error {
     match uncertain {
-        Some(why) => unknown(ident, pending, &reason, why),
-        None => failed(io, ident, pending, lists, attempts, reason).await,
+        Some(why) => unknown(ident, pending, cause, why),
+        None => failed(io, ident, pending, lists, attempts, cause).await,
     }
 }
 
-/// The unknown outcome of a commit that stopped on `reason` after an attempt whose swap may
+/// The unknown outcome of a commit that stopped on `cause` after an attempt whose swap may
 /// still land (`why`).
-fn unknown(
-    ident: &TableIdent,
-    pending: &PendingAppend,
-    reason: &dyn std::fmt::Display,
-    why: &str,
-) -> Error {
+fn unknown(ident: &TableIdent, pending: &PendingAppend, cause: Cause, why: &str) -> Error {
+    let (reason, source) = cause.split();
     Error::CommitStateUnknown {
         table: ident.to_string(),
         snapshot_id: Some(pending.snapshot_id),
         reason: format!("{reason}; an earlier attempt may still land: {why}"),
+        source,
     }
 }
 
@@ -433,7 +486,7 @@ async fn failed(
     pending: &PendingAppend,
     lists: &[String],
     attempts: u32,
-    reason: impl std::fmt::Display,
+    cause: Cause,
 ) -> Error {
     let mut paths = lists.to_vec();
     paths.extend(
@@ -444,10 +497,12 @@ async fn failed(
     );
     paths.extend(pending.merged.values().map(|m| m.manifest_path.clone()));
     cleanup(io, paths).await;
+    let (reason, source) = cause.split();
     Error::CommitFailed {
         table: ident.to_string(),
         snapshot_id: pending.snapshot_id,
         attempts,
-        reason: reason.to_string(),
+        reason,
+        source,
     }
 }

@@ -93,6 +93,7 @@ pub async fn commit_create_append(
             table: ident.to_string(),
             snapshot_id: Some(result.snapshot_id),
             reason: format!("{error}; then reading the table back failed: {reload}"),
+            source: Some(Box::new(error)),
         }),
         // Another table, or none: ours did not land.
         _ => {

@@ -84,6 +84,9 @@ pub enum Error {
         attempts: u32,
         /// Why it stopped.
         reason: String,
+        /// The error it stopped on, when one did (a store's or catalog's own).
+        #[source]
+        source: Option<Box<Error>>,
     },
     /// Every attempt lost to a concurrent commit until the retries ran out; files it wrote
     /// were cleaned up.
@@ -123,6 +126,9 @@ pub enum Error {
         snapshot_id: Option<i64>,
         /// What went wrong.
         reason: String,
+        /// The error that left the outcome open, when one did.
+        #[source]
+        source: Option<Box<Error>>,
     },
     /// A namespace that the catalog does not know.
     #[error("no such namespace {namespace}")]

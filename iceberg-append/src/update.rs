@@ -502,6 +502,7 @@ async fn landed_at(
                     "the table moved on and {} (which may be ours) cannot be read: {e}",
                     entry.metadata_file
                 ),
+                source: Some(Box::new(e)),
             })?;
         if landed(&earlier.metadata, ours, base_location) {
             return Ok(Some(entry.metadata_file.clone()));

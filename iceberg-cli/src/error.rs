@@ -48,6 +48,7 @@ pub(crate) enum Error {
     #[error("{cause}\nnothing was committed; the table is unchanged")]
     Aborted {
         /// Why it failed.
+        #[source]
         cause: Box<Error>,
     },
 }
@@ -134,21 +135,54 @@ impl Error {
     /// Reports the error on stderr (as a JSON object with `--json`) and gives the status.
     pub(crate) fn report(&self, as_json: bool) -> ExitCode {
         let status = self.exit_status();
+        let message = self.message_with_causes();
         if as_json {
             let out = serde_json::json!({
-                "error": {"kind": self.kind(), "message": self.to_string(), "exit_status": status}
+                "error": {"kind": self.kind(), "message": message, "exit_status": status}
             });
             eprintln!("{out}");
         } else {
-            eprintln!("error: {self}");
+            eprintln!("error: {message}");
         }
         ExitCode::from(status)
+    }
+
+    /// The message with each cause's appended that it does not already say: a store's
+    /// reason (a 403, a timeout) travels as a typed source, not in the top message.
+    fn message_with_causes(&self) -> String {
+        let mut out = self.to_string();
+        let mut next = std::error::Error::source(self);
+        while let Some(cause) = next {
+            let text = cause.to_string();
+            if !text.is_empty() && !out.contains(&text) {
+                out.push_str(": ");
+                out.push_str(&text);
+            }
+            next = cause.source();
+        }
+        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store's own reason, kept as the source of the IO error, reaches the message.
+    #[test]
+    fn the_message_says_each_cause_once() {
+        let store = iceberg_io::Error::Store {
+            path: "s3://b/t/metadata/v3.metadata.json".into(),
+            source: iceberg_io::object_store::Error::Generic {
+                store: "S3",
+                source: "403 Forbidden: access denied".into(),
+            },
+        };
+        let e = Error::from(iceberg_append::Error::from(store));
+        let message = e.message_with_causes();
+        assert!(message.contains("v3.metadata.json"), "{message}");
+        assert_eq!(message.matches("403 Forbidden").count(), 1, "{message}");
+    }
 
     #[test]
     fn kinds_pick_distinct_statuses_and_aborts_keep_their_cause() {
@@ -183,6 +217,7 @@ mod tests {
             table: "db.t".into(),
             snapshot_id: Some(7),
             reason: "no answer".into(),
+            source: None,
         });
         assert_eq!(unknown.exit_status(), 5);
         let aborted_commit = Error::Aborted {

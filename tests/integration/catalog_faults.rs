@@ -48,6 +48,7 @@ impl CommitInterceptor<SqlCatalog> for LosesFirstAnswer {
                 table: ident.to_string(),
                 snapshot_id: new_metadata.current_snapshot_id,
                 reason: "injected: connection lost after the UPDATE was sent".into(),
+                source: None,
             }
         })
     }

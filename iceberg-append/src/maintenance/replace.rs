@@ -86,6 +86,7 @@ pub(crate) async fn commit_planned<T>(
                     table: ident.to_string(),
                     snapshot_id: Some(snapshot_id),
                     reason: format!("{error}; then reloading the table failed: {reload}"),
+                    source: Some(Box::new(error)),
                 });
             }
         };

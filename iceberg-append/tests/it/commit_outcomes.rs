@@ -84,6 +84,7 @@ impl CommitInterceptor<InMemoryCatalog> for FirstCommit {
             table: ident.to_string(),
             snapshot_id: new.current_snapshot_id,
             reason: "injected: the connection dropped after the swap was sent".into(),
+            source: None,
         };
         match self.fault {
             Fault::LandedThenConflict => {
@@ -244,6 +245,12 @@ async fn unknown_and_nothing_deleted(fault: Fault, retries: u32) -> Faulty {
     let before = metadata().await.unwrap();
     let err = append_second(&catalog, &ident, &env).await.unwrap_err();
     assert!(err.is_commit_state_unknown(), "{fault:?}: {err}");
+    if fault == Fault::UnknownThenRetryWritesFail {
+        // The store's own error stays the typed source, not only words in the reason.
+        let source = std::error::Error::source(&err).expect("a source");
+        let source = source.downcast_ref::<Box<Error>>().expect("our error");
+        assert!(matches!(**source, Error::Io(_)), "{source:?}");
+    }
     let after = metadata().await.unwrap();
     assert!(before.iter().all(|p| after.contains(p)));
     let new: Vec<&String> = after.iter().filter(|p| !before.contains(p)).collect();

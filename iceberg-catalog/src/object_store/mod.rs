@@ -275,6 +275,7 @@ impl ObjectStoreCatalog {
                     table: location.to_string(),
                     snapshot_id: meta.current_snapshot_id,
                     reason: format!("creating {path}: {e}"),
+                    source: Some(Box::new(e.into())),
                 });
             }
         }
@@ -546,6 +547,7 @@ impl Catalog for ObjectStoreCatalog {
                 table: ident.to_string(),
                 snapshot_id: new_metadata.current_snapshot_id,
                 reason: format!("creating {path}: {e}"),
+                source: Some(Box::new(e.into())),
             }),
         }
     }

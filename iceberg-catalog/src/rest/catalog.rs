@@ -68,6 +68,7 @@ impl Catalog for RestCatalog {
             table: ident.to_string(),
             snapshot_id: metadata.current_snapshot_id,
             reason,
+            source: None,
         };
         // `assert-create` failed: the table exists.
         let conflict = |_: String| Error::TableAlreadyExists {
@@ -104,6 +105,7 @@ impl Catalog for RestCatalog {
             table: ident.to_string(),
             snapshot_id: new_metadata.current_snapshot_id,
             reason,
+            source: None,
         };
         let conflict = |found: String| Error::CommitConflict {
             table: ident.to_string(),

@@ -70,6 +70,7 @@ impl SqlCatalog {
                 reason: format!(
                     "no answer to inserting the row pointing at {metadata_location}: {e}"
                 ),
+                source: Some(backend(ident, e)),
             }),
             Err(e) => Err(self.db_error(ident, "insert table", &e)),
         }
@@ -208,12 +209,14 @@ impl Catalog for SqlCatalog {
                     reason: format!(
                         "the pointer swap to {new_location} failed ({e}), and reading it back failed: {read}"
                     ),
+                    source: Some(Box::new(read)),
                 }),
             },
             Err(SwapError::Unknown(e)) => Err(Error::CommitStateUnknown {
                 table: ident.to_string(),
                 snapshot_id: new_metadata.current_snapshot_id,
                 reason: format!("no answer to the pointer swap to {new_location}: {e}"),
+                source: Some(backend(ident, e)),
             }),
         }
     }
@@ -354,4 +357,12 @@ impl Catalog for SqlCatalog {
     async fn drop_namespace(&self, namespace: &NamespaceIdent) -> Result<()> {
         self.drop_namespace_rows(namespace).await
     }
+}
+
+/// The driver's error `e` as the typed source of an error about `ident`.
+fn backend(ident: &TableIdent, e: sqlx::Error) -> Box<Error> {
+    Box::new(Error::Backend {
+        table: ident.to_string(),
+        source: Box::new(e),
+    })
 }
