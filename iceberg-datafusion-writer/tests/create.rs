@@ -179,7 +179,7 @@ async fn what_a_table_cannot_be_made_with_is_refused_by_name_and_creates_nothing
         ),
         (
             "(id BIGINT) STORED AS ICEBERG LOCATION '' OPTIONS ('partitioning' 'bucket(x, id)')",
-            "`x` is not a positive integer",
+            "`x` is not an integer in 1..=2147483647",
         ),
         (
             "(id BIGINT) STORED AS ICEBERG LOCATION '' OPTIONS ('colour' 'red')",

@@ -335,6 +335,26 @@ impl PartitionSpecBuilder<'_> {
                 .ok_or_else(|| Error::ColumnNotFound {
                     name: source.to_string(),
                 })?;
+        // Java's builder refuses a second identity, or a second time transform (year, month,
+        // day, hour: one "time" class), of one source.
+        let class = |t: &Transform| match t {
+            Transform::Identity => Some("identity"),
+            Transform::Year | Transform::Month | Transform::Day | Transform::Hour => Some("time"),
+            _ => None,
+        };
+        if let Some(redundant) = class(&transform).and_then(|c| {
+            self.fields
+                .iter()
+                .find(|f| f.source_id == source_id && class(&f.transform) == Some(c))
+        }) {
+            return Err(Error::InvalidPartitionSpec {
+                reason: format!(
+                    "cannot add redundant partition {transform}({source}): it conflicts with `{}` \
+                     ({}({source}))",
+                    redundant.name, redundant.transform
+                ),
+            });
+        }
         self.fields.push(PartitionField {
             name: name.into(),
             transform,
@@ -432,6 +452,30 @@ mod tests {
         // A source that is there is still checked against the transform.
         let spec = PartitionSpec::new_unchecked(1, vec![field("d", Transform::Day, 3)]);
         assert!(spec.partition_type(&s).is_err());
+    }
+
+    /// As Java's builder: one identity and one time transform (year, month, day or hour) per
+    /// source; buckets and truncates of one source may repeat.
+    #[test]
+    fn refuses_redundant_fields_as_java() {
+        let s = schema();
+        let two = |a: Transform, b: Transform| {
+            PartitionSpec::builder(&s)
+                .add_named("ts", a, "a")
+                .and_then(|b2| b2.add_named("ts", b, "b"))
+        };
+        let err = two(Transform::Day, Transform::Hour).unwrap_err();
+        assert!(err.to_string().contains("redundant"), "{err}");
+        assert!(two(Transform::Year, Transform::Month).is_err());
+        assert!(two(Transform::Identity, Transform::Identity).is_err());
+        assert!(two(Transform::Identity, Transform::Day).is_ok());
+        assert!(two(Transform::Bucket(4), Transform::Bucket(8)).is_ok());
+        assert!(
+            PartitionSpec::builder(&s)
+                .add("id", Transform::Identity)
+                .and_then(|b| b.add("data", Transform::Identity))
+                .is_ok()
+        );
     }
 
     #[test]

@@ -101,7 +101,12 @@ prop_compose! {
         for (col, t) in transform_picks {
             let col = col % types.len();
             let transform = TRANSFORMS[t];
-            if transform.can_transform(&types[col]) && used.insert((col, t)) {
+            // One field per transform, and one time transform per column (Java's builder).
+            let class = match transform {
+                Transform::Year | Transform::Month | Transform::Day | Transform::Hour => usize::MAX,
+                _ => t,
+            };
+            if transform.can_transform(&types[col]) && used.insert((col, class)) {
                 builder = builder.add(&format!("c{col}"), transform).unwrap();
             }
         }
