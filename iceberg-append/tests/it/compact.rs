@@ -687,3 +687,43 @@ async fn deletes_committed_meanwhile_conflict_only_where_they_apply_to_rewritten
         }
     }
 }
+
+/// After the partition field is removed, the small files of the old spec (one per region,
+/// so never five in one of its partitions) form one group, as Java's bin-pack planner
+/// groups them: they are written out once in the current (unpartitioned) spec.
+#[tokio::test]
+async fn small_files_of_an_older_spec_are_compacted_together_into_the_current_one() {
+    let (catalog, mut handle, env) = table(FormatVersion::V2).await;
+    for (k, region) in ["eu", "us", "ap", "sa", "af"].iter().enumerate() {
+        let k = k as i64;
+        append_small_files(&mut handle, k..k + 1, region).await;
+    }
+    handle
+        .new_transaction()
+        .update_spec(|s| {
+            s.remove_field("region")?;
+            Ok(())
+        })
+        .unwrap()
+        .commit()
+        .await
+        .unwrap();
+    handle.refresh().await.unwrap();
+    let io = handle.io().clone();
+    let report = RewriteDataFiles::new()
+        .commit(catalog.as_ref(), handle.ident(), env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap();
+    assert_eq!((report.groups, report.files_rewritten), (1, 5));
+    assert_eq!(report.files_written, 1);
+    handle.refresh().await.unwrap();
+    let meta = handle.metadata();
+    let now = live(&io, meta).await;
+    assert_eq!(now.len(), 1);
+    let (partition, _) = now.values().next().unwrap();
+    assert_eq!(
+        partition, "[]",
+        "written in the current, unpartitioned spec"
+    );
+    assert_eq!(ids(&io, meta).await, (0..50).collect::<Vec<_>>());
+}

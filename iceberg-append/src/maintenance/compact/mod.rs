@@ -1,5 +1,6 @@
 //! [`RewriteDataFiles`]: compaction. Per partition, data files below three quarters of
-//! `write.target-file-size-bytes` are read back and written again by this crate's writer
+//! `write.target-file-size-bytes` (those of older specs together, as one group) are read
+//! back and written again by this crate's writer
 //! (the table's current schema, default spec, sort order and write properties) into files
 //! near the target size, committed as one `replace` snapshot with Java's rules:
 //!
@@ -213,7 +214,8 @@ impl RewriteDataFiles {
             || (files.len() >= 2 && files.iter().map(|l| size(&l.file)).sum::<u64>() > target)
     }
 
-    /// The groups to rewrite: small files of one (spec, partition), without deletes. Whether
+    /// The groups to rewrite: small files of one partition of the default spec, or all
+    /// small files of older specs together, without deletes. Whether
     /// their columns are the current schema's is checked as they are read (from the footer
     /// the read decodes anyway: no request per file here).
     fn plan_groups<'a>(
@@ -232,7 +234,13 @@ impl RewriteDataFiles {
                 report.skipped_with_deletes += 1;
                 continue;
             }
-            let key = (live.file.spec_id, partition_key(&live.file.partition));
+            // Files of an older spec may hold rows of many partitions of the current one:
+            // they form one group, written out in the current spec (Java's bin-pack planner).
+            let key = if live.file.spec_id == meta.default_spec_id {
+                (live.file.spec_id, partition_key(&live.file.partition))
+            } else {
+                (i32::MIN, String::new())
+            };
             by_partition.entry(key).or_default().push(live);
         }
         by_partition
