@@ -40,6 +40,13 @@ that our second merge also folds a manifest our first one wrote). Every table ha
   java_v2_expire    days(ts); copy-on-write DELETE and UPDATE rewrite data files; after our
                     fast and merge appends, our `expire` keeps the last two snapshots and
                     deletes what only the expired ones reached
+  java_v2_widened   identity(qty), qty widened int -> long by Java between inserts, then the
+                    field dropped: our merge folds manifests of int and long values (written
+                    as longs); our `compact` takes the old spec's four small files of four
+                    partitions as one group and writes them in the current spec
+  java_v2_dropped_source  bucket(4, k) dropped from the spec, then the column k: our
+                    `rewrite-manifests` folds the old spec's manifests, written with the
+                    newest schema that still has k; then our merge and a fast append
   java_v2_added     identity(region) + days(ts), with nested columns; after our fast append,
                     our `add-files` registers in place the data files Spark wrote for a second
                     table of the same definition, java_v2_added_src (field ids in their
@@ -341,6 +348,53 @@ def v2_expire(spark) -> dict:
         "id_gt_3": {"op": ">", "col": "id", "value": 3}}}
 
 
+def v2_widened(spark) -> dict:
+    # identity(qty) with qty an int, widened to long by Java after three inserts: manifests
+    # of int and of long partition values, then the field dropped (an unpartitioned spec 1).
+    # Our merge folds the int and long manifests of spec 0 (written as longs), and our
+    # `compact` takes the four small spec-0 files of four partitions as one group (Java's
+    # bin-pack planner), written in the current spec
+    sql = spark.sql
+    sql("""CREATE TABLE x.db.java_v2_widened (id BIGINT, qty INT, name STRING) USING iceberg
+           PARTITIONED BY (qty) TBLPROPERTIES ('format-version'='2',
+           'commit.manifest-merge.enabled'='false')""")
+    for i, name in ((1, "'a'"), (2, "NULL"), (3, "'c'")):
+        sql(f"INSERT INTO x.db.java_v2_widened VALUES ({i}, {i}, {name})")
+    sql("ALTER TABLE x.db.java_v2_widened ALTER COLUMN qty TYPE BIGINT")
+    sql("INSERT INTO x.db.java_v2_widened VALUES (4, 8000000000, 'd')")
+    sql("ALTER TABLE x.db.java_v2_widened DROP PARTITION FIELD qty")
+    sql("INSERT INTO x.db.java_v2_widened VALUES (5, 5, 'e')")
+    # Java's inserts kept a manifest each; ours merge from two on
+    _props(sql, "java_v2_widened", "'commit.manifest-merge.enabled'='true', "
+                                   "'commit.manifest.min-count-to-merge'='2'")
+    return {"name": "java_v2_widened", "appends": ["merge", "compact", "fast"], "filters": {
+        "qty_gt_2": {"op": ">", "col": "qty", "value": 2},
+        "qty_eq_big": {"op": "=", "col": "qty", "value": 8000000000},
+        "name_null": {"op": "is_null", "col": "name"}}}
+
+
+def v2_dropped_source(spark) -> dict:
+    # bucket(4, k) dropped from the spec, then its source column k dropped (Java keeps the
+    # old spec): our manifest rewrite folds the old spec's two manifests, whose source is
+    # only in an older schema (each header must still bind its spec), then our merge folds
+    # the current spec's
+    sql = spark.sql
+    sql("""CREATE TABLE x.db.java_v2_dropped_source (id BIGINT, k INT, name STRING) USING iceberg
+           PARTITIONED BY (bucket(4, k)) TBLPROPERTIES ('format-version'='2',
+           'commit.manifest-merge.enabled'='false')""")
+    sql("INSERT INTO x.db.java_v2_dropped_source VALUES (1, 10, 'a'), (2, 11, NULL)")
+    sql("INSERT INTO x.db.java_v2_dropped_source VALUES (3, 12, 'c')")
+    sql("ALTER TABLE x.db.java_v2_dropped_source DROP PARTITION FIELD bucket(4, k)")
+    sql("ALTER TABLE x.db.java_v2_dropped_source DROP COLUMN k")
+    sql("INSERT INTO x.db.java_v2_dropped_source VALUES (4, 'd')")
+    _props(sql, "java_v2_dropped_source", "'commit.manifest-merge.enabled'='true', "
+                                          "'commit.manifest.min-count-to-merge'='2'")
+    return {"name": "java_v2_dropped_source", "appends": ["rewrite-manifests", "merge", "fast"],
+            "filters": {
+                "id_gt_2": {"op": ">", "col": "id", "value": 2},
+                "name_null": {"op": "is_null", "col": "name"}}}
+
+
 ADDED_DDL = """(id BIGINT, region STRING, ts TIMESTAMP, amount DECIMAL(10,2), tags ARRAY<STRING>,
     attrs MAP<STRING, INT>, s STRUCT<a: INT, b: STRING>) USING iceberg PARTITIONED BY (region, days(ts))
     TBLPROPERTIES ('format-version'='2')"""
@@ -376,4 +430,5 @@ TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v
           ("java_v2_spill", v2_spill), ("java_v2_evolved", v2_evolved), ("java_v1_evolved", v1_evolved),
           ("java_v2_added", v2_added), ("java_v2_expire", v2_expire),
           ("java_v2_rewrite", v2_rewrite), ("java_v3_rewrite", v3_rewrite),
-          ("java_v2_compact", v2_compact))
+          ("java_v2_compact", v2_compact), ("java_v2_widened", v2_widened),
+          ("java_v2_dropped_source", v2_dropped_source))

@@ -211,14 +211,15 @@ async fn with_known_counts<'a>(
     Ok(Cow::Owned(out))
 }
 
-/// The uuid partition fields of every spec (`None` where the spec does not bind to the current
-/// schema, so its manifests' classes cannot be told).
+/// The uuid partition fields of every spec (`None` where the spec binds to no schema of the
+/// table, so its manifests' classes cannot be told).
 pub(crate) fn uuid_fields_by_spec(meta: &TableMetadata) -> HashMap<i32, Option<Vec<usize>>> {
-    let schema = meta.current_schema().ok();
     meta.partition_specs
         .iter()
         .map(|spec| {
-            let fields = schema
+            let fields = meta
+                .schema_for_spec(spec)
+                .ok()
                 .and_then(|s| spec.partition_type(s).ok())
                 .map(|pt| uuid_partition_fields(&pt));
             (spec.spec_id(), fields)

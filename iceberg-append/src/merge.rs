@@ -323,7 +323,7 @@ impl Merger<'_> {
         }
         let ctx = ManifestContext {
             version: self.meta.format_version,
-            schema: self.meta.current_schema()?,
+            schema: self.meta.schema_for_spec(spec)?,
             spec,
             codec: self.props.manifest.compression_codec,
             marker: self.marker,

@@ -184,7 +184,7 @@ impl RewriteManifests {
             replaced += manifests.len();
             let ctx = ManifestContext {
                 version: meta.format_version,
-                schema: meta.current_schema()?,
+                schema: meta.schema_for_spec(spec)?,
                 spec,
                 codec: props.manifest.compression_codec,
                 marker: env.sync_marker(),

@@ -258,8 +258,11 @@ async fn the_name_mapping_follows_a_rename_and_an_add() {
 
 /// A table partitioned by `identity(qty)` with two fast appends of int partition values
 /// (5 and 1), then `qty` widened to long.
-async fn widened_after_two_appends() -> (InMemoryCatalog, TableIdent, Arc<DeterministicEnvironment>)
-{
+/// A table `db.w` of `id` and an int `qty` partitioned by `transform(qty)`, merging from two
+/// manifests on.
+async fn qty_table(
+    transform: Transform,
+) -> (InMemoryCatalog, TableIdent, Arc<DeterministicEnvironment>) {
     let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 5));
     let catalog = InMemoryCatalog::new(FileIo::memory(), env.clone());
     let ident = TableIdent::parse("db.w").unwrap();
@@ -273,7 +276,7 @@ async fn widened_after_two_appends() -> (InMemoryCatalog, TableIdent, Arc<Determ
     .unwrap();
     let mut creation = fast_retry_creation("memory://wh/db/w", schema.clone());
     creation.spec = PartitionSpec::builder(&schema)
-        .add("qty", Transform::Identity)
+        .add("qty", transform)
         .unwrap()
         .build()
         .unwrap();
@@ -281,6 +284,12 @@ async fn widened_after_two_appends() -> (InMemoryCatalog, TableIdent, Arc<Determ
         .properties
         .insert("commit.manifest.min-count-to-merge".into(), "2".into());
     catalog.create_table(&ident, creation).await.unwrap();
+    (catalog, ident, env)
+}
+
+async fn widened_after_two_appends() -> (InMemoryCatalog, TableIdent, Arc<DeterministicEnvironment>)
+{
+    let (catalog, ident, env) = qty_table(Transform::Identity).await;
     for (name, qty) in [("a", Datum::int(5)), ("b", Datum::int(1))] {
         append_qty(&catalog, &ident, &env, name, qty, AppendMode::Fast).await;
     }
@@ -384,31 +393,11 @@ async fn a_manifest_rewrite_after_widening_orders_old_values_among_new() {
 }
 
 /// A partition field removed from the default spec, then its source column dropped: the old
-/// spec's manifests still merge and rewrite, their partition type being the transform's own
-/// (`bucket` gives an int whatever its source), as Java's `PartitionSpec` gives it.
+/// spec's manifests still merge and rewrite, written with the newest schema that still has
+/// the source, so each header binds its spec (iceberg-rust reads the header's).
 #[tokio::test]
 async fn manifests_of_a_spec_whose_source_was_dropped_still_merge_and_rewrite() {
-    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 5));
-    let catalog = InMemoryCatalog::new(FileIo::memory(), env.clone());
-    let ident = TableIdent::parse("db.w").unwrap();
-    let schema = Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", P::Int),
-            NestedField::optional(2, "qty", P::Int),
-        ],
-    )
-    .unwrap();
-    let mut creation = fast_retry_creation("memory://wh/db/w", schema.clone());
-    creation.spec = PartitionSpec::builder(&schema)
-        .add("qty", Transform::Bucket(4))
-        .unwrap()
-        .build()
-        .unwrap();
-    creation
-        .properties
-        .insert("commit.manifest.min-count-to-merge".into(), "2".into());
-    catalog.create_table(&ident, creation).await.unwrap();
+    let (catalog, ident, env) = qty_table(Transform::Bucket(4)).await;
     for (name, bucket) in [("a", 1), ("b", 3)] {
         append_qty(
             &catalog,
@@ -469,7 +458,14 @@ async fn manifests_of_a_spec_whose_source_was_dropped_still_merge_and_rewrite() 
     let mut buckets = Vec::new();
     for m in lists.iter().filter(|m| m.partition_spec_id == 0) {
         let bytes = catalog.io().read(&m.manifest_path).await.unwrap();
-        for e in decode_manifest(&m.manifest_path, &bytes).unwrap().entries {
+        let decoded = decode_manifest(&m.manifest_path, &bytes).unwrap();
+        let header =
+            Schema::from_json(&serde_json::from_str(&decoded.metadata["schema"]).unwrap()).unwrap();
+        assert!(
+            header.field_by_name("qty").is_some(),
+            "the header binds spec 0"
+        );
+        for e in decoded.entries {
             buckets.push(e.data_file.partition[0].clone());
         }
     }

@@ -205,6 +205,31 @@ impl TableMetadata {
         })
     }
 
+    /// The schema to write manifests of `spec` with: the current one when it holds every
+    /// source column of the spec, else the newest schema that does (an old spec whose source
+    /// was dropped since), so each manifest's header schema binds its own spec, as readers
+    /// that read the header (iceberg-rust, DuckDB) need.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] when `current-schema-id` names no schema.
+    pub fn schema_for_spec(&self, spec: &PartitionSpec) -> Result<&Schema> {
+        let current = self.current_schema()?;
+        let binds = |s: &Schema| {
+            spec.fields()
+                .iter()
+                .all(|f| s.field_by_id(f.source_id).is_some())
+        };
+        if binds(current) {
+            return Ok(current);
+        }
+        Ok(self
+            .schemas
+            .iter()
+            .filter(|s| binds(s))
+            .max_by_key(|s| s.schema_id())
+            .unwrap_or(current))
+    }
+
     /// The schema with this id.
     pub fn schema_by_id(&self, id: i32) -> Option<&Schema> {
         self.schemas.iter().find(|s| s.schema_id() == id)

@@ -200,3 +200,30 @@ fn reserved_property_names_load_but_are_not_created() {
     .unwrap_err();
     assert!(err.to_string().contains("format-version"), "{err}");
 }
+
+/// Manifests of a spec whose source column was dropped since are written with the newest
+/// schema that still has it; every other spec's with the current schema.
+#[test]
+fn the_schema_for_a_spec_binds_its_sources() {
+    let mut m = table(FormatVersion::V2);
+    let without_ts =
+        Schema::new(1, vec![NestedField::required(1, "id", PrimitiveType::Long)]).unwrap();
+    m.schemas.push(without_ts);
+    m.current_schema_id = 1;
+    let day = m.partition_specs[0].clone();
+    assert_eq!(m.schema_for_spec(&day).unwrap().schema_id(), 0);
+    let unpartitioned = PartitionSpec::new_unchecked(1, Vec::new());
+    assert_eq!(m.schema_for_spec(&unpartitioned).unwrap().schema_id(), 1);
+    // No schema has the source: the current one (the spec's type then comes from its
+    // transform alone).
+    let gone = PartitionSpec::new_unchecked(
+        2,
+        vec![crate::partition::PartitionField {
+            name: "x_bucket".into(),
+            transform: Transform::Bucket(2),
+            source_id: 99,
+            field_id: 1001,
+        }],
+    );
+    assert_eq!(m.schema_for_spec(&gone).unwrap().schema_id(), 1);
+}

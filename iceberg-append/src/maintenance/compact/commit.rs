@@ -343,7 +343,7 @@ fn manifest_context<'a>(
 ) -> Result<ManifestContext<'a>> {
     Ok(ManifestContext {
         version: meta.format_version,
-        schema: meta.current_schema()?,
+        schema: meta.schema_for_spec(spec)?,
         spec,
         codec: props.manifest.compression_codec,
         marker,
