@@ -341,8 +341,6 @@ pub(crate) async fn commit_input(
     }
 }
 
-/// Metadata files of the base (its log and itself) that the new log no longer lists: with
-/// `write.metadata.delete-after-commit.enabled` they are deleted, as Java does.
 /// The metadata files a landed commit of `new` dropped from `base`'s log, when `new` asks for
 /// their deletion (`write.metadata.delete-after-commit.enabled`, read from the new metadata
 /// as Java reads it) and this process wrote the log: a server that writes its own may still

@@ -222,8 +222,10 @@ impl PartitionSpec {
             .fields
             .iter()
             .map(|f| {
-                // A source dropped since (a spec no longer the default) still has a partition
-                // type where the transform's is fixed, as Java's `PartitionSpec` gives it.
+                // A source no schema given here has (a spec whose column was dropped since)
+                // still has a type where the transform fixes it; Java uses `unknown` there.
+                // Manifests are written with a schema that binds the spec where one does
+                // (`TableMetadata::schema_for_spec`).
                 let result = match (
                     schema.field_by_id(f.source_id),
                     f.transform.fixed_result_type(),

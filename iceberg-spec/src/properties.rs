@@ -19,6 +19,15 @@ pub const GC_ENABLED: &str = "gc.enabled";
 /// Default: files may be deleted.
 pub const DEFAULT_GC_ENABLED: bool = true;
 
+/// Whether `properties` let maintenance delete the table's files, read alone as Java reads it
+/// (`Boolean.parseBoolean`: any value but `true`, in any case, is false), so that no other
+/// property can stop a purge or decide it.
+pub fn gc_enabled(properties: &BTreeMap<String, String>) -> bool {
+    properties.get(GC_ENABLED).map_or(DEFAULT_GC_ENABLED, |v| {
+        v.trim().eq_ignore_ascii_case("true")
+    })
+}
+
 /// Parquet compression codec.
 pub const PARQUET_COMPRESSION: &str = "write.parquet.compression-codec";
 /// Default Parquet codec (Java's default since 1.4).

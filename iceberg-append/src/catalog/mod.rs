@@ -14,7 +14,6 @@ use std::fmt;
 use async_trait::async_trait;
 use iceberg_io::FileIo;
 use iceberg_spec::TableMetadata;
-use iceberg_spec::properties::TableProperties;
 
 use crate::append::read_manifest_list;
 use crate::cache::MetadataCache;
@@ -378,11 +377,11 @@ pub trait Catalog: Send + Sync + fmt::Debug {
     /// log and the current one. Best effort after the listing.
     ///
     /// # Errors
-    /// When a manifest list or manifest cannot be read or decoded, or a property is invalid.
+    /// When a manifest list or manifest cannot be read or decoded.
     async fn purge_table_files(&self, table: &Table) -> Result<()> {
         let io = &self.table_io(table);
         let meta = &table.metadata;
-        let gc_enabled = TableProperties::parse(&meta.properties)?.gc_enabled;
+        let gc_enabled = iceberg_spec::properties::gc_enabled(&meta.properties);
         let mut files: BTreeSet<String> = BTreeSet::new();
         let mut manifests = BTreeSet::new();
         for snapshot in &meta.snapshots {

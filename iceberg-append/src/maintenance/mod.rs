@@ -11,7 +11,7 @@ mod replace;
 mod rewrite_manifests;
 
 use iceberg_spec::TableMetadata;
-use iceberg_spec::properties::{GC_ENABLED, TableProperties};
+use iceberg_spec::properties::{GC_ENABLED, gc_enabled};
 
 use crate::error::{Error, Result};
 
@@ -26,7 +26,7 @@ pub use rewrite_manifests::{RewriteManifests, RewriteReport};
 /// files may belong to another table (Spark's `snapshot` procedure makes such tables), so
 /// Java refuses expiry and orphan removal there too.
 pub(crate) fn refuse_without_gc(meta: &TableMetadata, operation: &str) -> Result<()> {
-    if TableProperties::parse(&meta.properties)?.gc_enabled {
+    if gc_enabled(&meta.properties) {
         return Ok(());
     }
     Err(Error::NotSupportedForTable {

@@ -211,7 +211,13 @@ fn is_referenced(referenced: &BTreeSet<String>, path: &str) -> bool {
 
 /// Deletes the orphans `report` found, saying in it how that went.
 async fn delete_orphans(io: &FileIo, mut report: OrphanReport) -> OrphanReport {
-    let paths = report.orphans.iter().map(|o| o.path.clone()).collect();
+    // A local orphan's Hadoop checksum file (hidden, so never listed as an orphan) goes too.
+    let paths = report
+        .orphans
+        .iter()
+        .flat_map(|o| [Some(o.path.clone()), checksum_file(&o.path)])
+        .flatten()
+        .collect();
     report.delete_error = io.delete_many(paths).await.err().map(Error::from);
     report.deleted = report.delete_error.is_none();
     report

@@ -689,8 +689,8 @@ async fn deletes_committed_meanwhile_conflict_only_where_they_apply_to_rewritten
 }
 
 /// After the partition field is removed, the small files of the old spec (one per region,
-/// so never five in one of its partitions) form one group, as Java's bin-pack planner
-/// groups them: they are written out once in the current (unpartitioned) spec.
+/// so never five in one of its partitions) join the current spec's all-null partition, as
+/// Java's bin-pack planner groups them: they are written out once in the current spec.
 #[tokio::test]
 async fn small_files_of_an_older_spec_are_compacted_together_into_the_current_one() {
     let (catalog, mut handle, env) = table(FormatVersion::V2).await;
@@ -709,12 +709,14 @@ async fn small_files_of_an_older_spec_are_compacted_together_into_the_current_on
         .await
         .unwrap();
     handle.refresh().await.unwrap();
+    // A small file of the current spec joins them (its partition is the all-null one).
+    append_small_files(&mut handle, 5..6, "eu").await;
     let io = handle.io().clone();
     let report = RewriteDataFiles::new()
         .commit(catalog.as_ref(), handle.ident(), env.as_ref(), |_, _, _| {})
         .await
         .unwrap();
-    assert_eq!((report.groups, report.files_rewritten), (1, 5));
+    assert_eq!((report.groups, report.files_rewritten), (1, 6));
     assert_eq!(report.files_written, 1);
     handle.refresh().await.unwrap();
     let meta = handle.metadata();
@@ -725,5 +727,5 @@ async fn small_files_of_an_older_spec_are_compacted_together_into_the_current_on
         partition, "[]",
         "written in the current, unpartitioned spec"
     );
-    assert_eq!(ids(&io, meta).await, (0..50).collect::<Vec<_>>());
+    assert_eq!(ids(&io, meta).await, (0..60).collect::<Vec<_>>());
 }

@@ -353,3 +353,71 @@ async fn a_file_referenced_under_another_bucket_stops_the_search() {
     );
     assert!(t.io.exists(copy).await.unwrap());
 }
+
+/// On local disk an orphan's Hadoop checksum file (hidden, so never an orphan of its own)
+/// is deleted with it, as Hadoop's local file system deletes both.
+#[tokio::test]
+async fn a_local_orphans_checksum_file_goes_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = format!("file://{}/t", dir.path().display());
+    let io =
+        iceberg_io::FileIo::from_location(&location, &std::collections::HashMap::new()).unwrap();
+    let env = Arc::new(DeterministicEnvironment::new(1_000_000, 1, 7));
+    let catalog = InMemoryCatalog::new(io.clone(), env);
+    let ident = TableIdent::parse("db.t").unwrap();
+    let schema = iceberg_spec::Schema::new(
+        0,
+        vec![iceberg_spec::NestedField::required(
+            1,
+            "id",
+            iceberg_spec::PrimitiveType::Long,
+        )],
+    )
+    .unwrap();
+    catalog
+        .create_table(
+            &ident,
+            iceberg_append::TableCreation::new(&location, schema),
+        )
+        .await
+        .unwrap();
+    let stray = format!("{location}/data/stray.parquet");
+    let crc = format!("{location}/data/.stray.parquet.crc");
+    for path in [&stray, &crc] {
+        io.put(path, Bytes::from_static(b"x")).await.unwrap();
+    }
+    let report = DeleteOrphanFiles::new()
+        .delete_from(&catalog, &ident, FAR_AHEAD)
+        .await
+        .unwrap();
+    let orphans: Vec<&str> = report.orphans.iter().map(|o| o.path.as_str()).collect();
+    assert_eq!(orphans, [stray.as_str()]);
+    assert_eq!(report.hidden, 1);
+    assert!(report.deleted);
+    assert!(!io.exists(&stray).await.unwrap());
+    assert!(!io.exists(&crc).await.unwrap());
+}
+
+/// A purge reads `gc.enabled` alone, as Java does (`Boolean.parseBoolean`: `yes` is false),
+/// so a property this crate would refuse elsewhere does not stop a drop half way.
+#[tokio::test]
+async fn a_purge_reads_garbage_collection_alone() {
+    let mut t = Fixture::new(FormatVersion::V2).await;
+    t.append(2, AppendMode::Fast).await;
+    t.edit(|m| {
+        m.properties.insert("gc.enabled".into(), "yes".into());
+        m.properties
+            .insert("commit.retry.num-retries".into(), "-1".into());
+    })
+    .await;
+    let (_, meta) = t.meta().await;
+    let kept = reachable(&t.io, &meta).await;
+    let data: BTreeSet<String> = kept
+        .iter()
+        .filter(|p| p.contains("/data/"))
+        .cloned()
+        .collect();
+    assert_eq!(data.len(), 2);
+    t.catalog.drop_table(&t.ident, true).await.unwrap();
+    assert_eq!(existing(&t.io, &data).await, data, "`yes` is not `true`");
+}

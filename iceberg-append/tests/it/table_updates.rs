@@ -256,8 +256,6 @@ async fn the_name_mapping_follows_a_rename_and_an_add() {
     assert_eq!(names(4), Some(vec!["note".into()]));
 }
 
-/// A table partitioned by `identity(qty)` with two fast appends of int partition values
-/// (5 and 1), then `qty` widened to long.
 /// A table `db.w` of `id` and an int `qty` partitioned by `transform(qty)`, merging from two
 /// manifests on.
 async fn qty_table(
@@ -287,6 +285,8 @@ async fn qty_table(
     (catalog, ident, env)
 }
 
+/// A table partitioned by `identity(qty)` with two fast appends of int partition values
+/// (5 and 1), then `qty` widened to long.
 async fn widened_after_two_appends() -> (InMemoryCatalog, TableIdent, Arc<DeterministicEnvironment>)
 {
     let (catalog, ident, env) = qty_table(Transform::Identity).await;

@@ -348,10 +348,14 @@ impl ObjectStoreCatalog {
         };
         match Table::load(&self.io, &next).await {
             Ok(successor) => {
+                // The name is shared with a version a later commit freed, and both clocks
+                // may be clamped to the base's: ours also holds our snapshot.
                 let built_on_ours = successor.metadata.metadata_log.iter().any(|entry| {
                     entry.metadata_file == path
                         && entry.timestamp_ms == new_metadata.last_updated_ms
-                });
+                }) && new_metadata
+                    .current_snapshot_id
+                    .is_none_or(|id| successor.metadata.snapshot_by_id(id).is_some());
                 if built_on_ours {
                     Fate::Landed
                 } else if successor.metadata.table_uuid == new_metadata.table_uuid {
@@ -630,7 +634,21 @@ impl Catalog for ObjectStoreCatalog {
                 // A drop that stopped half way (a failed delete, a killed process) left its
                 // marker as the top version: finish it, or the name stays taken for good.
                 Err(e) if e.is_not_found() && self.marked_dropped(&dir).await => {
-                    return self.delete_versions_then_rest(&dir, None).await;
+                    let last = if purge {
+                        self.last_version_left(&dir).await
+                    } else {
+                        None
+                    };
+                    self.delete_versions_then_rest(&dir, last.as_ref()).await?;
+                    if purge && last.is_none() {
+                        return Err(iceberg_append::Error::Catalog {
+                            table: ident.to_string(),
+                            reason: "the drop was finished, but its data files were not purged: \
+                                     no metadata file of the table was left to find them from"
+                                .into(),
+                        });
+                    }
+                    return Ok(());
                 }
                 Err(e) => return Err(e),
             };
@@ -657,6 +675,26 @@ impl Catalog for ObjectStoreCatalog {
 }
 
 impl ObjectStoreCatalog {
+    /// The newest version under `dir` that still loads as table metadata (below a drop's
+    /// marker), to purge from.
+    async fn last_version_left(&self, dir: &str) -> Option<Table> {
+        let mut versions: Vec<(u32, String)> = self
+            .io
+            .list(dir)
+            .await
+            .ok()?
+            .into_iter()
+            .filter_map(|p| parse_version(&p).map(|v| (v, p)))
+            .collect();
+        versions.sort_by_key(|v| std::cmp::Reverse(v.0));
+        for (_, path) in versions {
+            if let Ok(table) = Table::load(&self.io, &path).await {
+                return Some(table);
+            }
+        }
+        None
+    }
+
     /// Whether the top version under `dir` is a drop's marker.
     async fn marked_dropped(&self, dir: &str) -> bool {
         let Ok(paths) = self.io.list(dir).await else {

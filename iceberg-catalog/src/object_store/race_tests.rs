@@ -262,3 +262,22 @@ async fn a_drop_that_stopped_half_way_is_finished_by_the_next_drop() {
             .is_not_found()
     );
 }
+
+/// Finishing a half-done drop with `purge` purges from the newest version left below the
+/// marker: the data files go too.
+#[tokio::test]
+async fn a_purge_that_stopped_half_way_purges_from_the_version_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, _store, meta) = table_at_v2(dir.path()).await;
+    let data = dir.path().join("db/t/data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("first.parquet"), b"PAR1").unwrap();
+    std::fs::write(meta.join(version_file_name(3)), DROPPED_MARKER).unwrap();
+    std::fs::remove_file(meta.join(version_file_name(1))).unwrap();
+    c.drop_table(&ident(), true).await.unwrap();
+    assert_eq!(versions(&meta), Vec::<String>::new());
+    assert!(
+        !data.join("first.parquet").exists(),
+        "the data file was purged"
+    );
+}

@@ -1,6 +1,6 @@
 //! [`RewriteDataFiles`]: compaction. Per partition, data files below three quarters of
-//! `write.target-file-size-bytes` (those of older specs together, as one group) are read
-//! back and written again by this crate's writer
+//! `write.target-file-size-bytes` (those of older specs in the current spec's all-null
+//! partition, as Java groups them) are read back and written again by this crate's writer
 //! (the table's current schema, default spec, sort order and write properties) into files
 //! near the target size, committed as one `replace` snapshot with Java's rules:
 //!
@@ -214,8 +214,8 @@ impl RewriteDataFiles {
             || (files.len() >= 2 && files.iter().map(|l| size(&l.file)).sum::<u64>() > target)
     }
 
-    /// The groups to rewrite: small files of one partition of the default spec, or all
-    /// small files of older specs together, without deletes. Whether
+    /// The groups to rewrite: small files of one partition of the default spec (those of
+    /// older specs in its all-null partition), without deletes. Whether
     /// their columns are the current schema's is checked as they are read (from the footer
     /// the read decodes anyway: no request per file here).
     fn plan_groups<'a>(
@@ -228,6 +228,8 @@ impl RewriteDataFiles {
     ) -> Vec<Vec<&'a Live>> {
         let small = target.saturating_mul(3) / 4;
         let deleted_partitions = delete_partitions(meta, deletes);
+        let width = meta.default_spec().map_or(0, |s| s.fields().len());
+        let all_null = partition_key(&vec![None; width]);
         let mut by_partition: BTreeMap<(i32, String), Vec<&Live>> = BTreeMap::new();
         for live in data.iter().filter(|l| size(&l.file) < small) {
             if deleted_partitions.applies_to(&live.file) {
@@ -235,11 +237,12 @@ impl RewriteDataFiles {
                 continue;
             }
             // Files of an older spec may hold rows of many partitions of the current one:
-            // they form one group, written out in the current spec (Java's bin-pack planner).
+            // they join the current spec's all-null partition, written out in the current
+            // spec (Java's bin-pack planner).
             let key = if live.file.spec_id == meta.default_spec_id {
                 (live.file.spec_id, partition_key(&live.file.partition))
             } else {
-                (i32::MIN, String::new())
+                (meta.default_spec_id, all_null.clone())
             };
             by_partition.entry(key).or_default().push(live);
         }
