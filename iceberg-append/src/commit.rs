@@ -214,16 +214,7 @@ pub(crate) async fn commit_input(
             }
             // Said before anything was sent: nothing can have landed.
             Err(e) if e.is_pre_request_refusal() => {
-                return Err(give_up(
-                    &io,
-                    ident,
-                    &pending,
-                    &lists,
-                    attempt,
-                    Cause::Error(e),
-                    &uncertain,
-                )
-                .await);
+                return Err(give_up(&io, ident, &pending, &lists, attempt, e, &uncertain).await);
             }
             Err(e) => e,
         };
@@ -264,29 +255,11 @@ pub(crate) async fn commit_input(
             uncertain = Some(error.to_string());
         }
         if let Err(why) = same_table(&reloaded, table_uuid) {
-            return Err(give_up(
-                &io,
-                ident,
-                &pending,
-                &lists,
-                attempt,
-                Cause::Text(why),
-                &uncertain,
-            )
-            .await);
+            return Err(give_up(&io, ident, &pending, &lists, attempt, why, &uncertain).await);
         }
         if !error.is_commit_state_unknown() && !error.is_commit_conflict() {
             // Not there, and not a conflict: the swap failed for good.
-            return Err(give_up(
-                &io,
-                ident,
-                &pending,
-                &lists,
-                attempt,
-                Cause::Error(error),
-                &uncertain,
-            )
-            .await);
+            return Err(give_up(&io, ident, &pending, &lists, attempt, error, &uncertain).await);
         }
         let out_of_time = started.elapsed() >= Duration::from_millis(retry.total_timeout_ms);
         if attempt > retry.num_retries || out_of_time {
@@ -311,16 +284,7 @@ pub(crate) async fn commit_input(
             }
         };
         if let Err(why) = same_table(&base, table_uuid) {
-            return Err(give_up(
-                &io,
-                ident,
-                &pending,
-                &lists,
-                attempt,
-                Cause::Text(why),
-                &uncertain,
-            )
-            .await);
+            return Err(give_up(&io, ident, &pending, &lists, attempt, why, &uncertain).await);
         }
         attempt += 1;
         result = match pending.attempt(&io, &base, attempt, env, cache).await {
@@ -436,6 +400,18 @@ enum Cause {
     Context(&'static str, Error),
 }
 
+impl From<Error> for Cause {
+    fn from(e: Error) -> Self {
+        Self::Error(e)
+    }
+}
+
+impl From<String> for Cause {
+    fn from(text: String) -> Self {
+        Self::Text(text)
+    }
+}
+
 impl Cause {
     /// The reason's words, and the error behind them.
     fn split(self) -> (String, Option<Box<Error>>) {
@@ -456,9 +432,10 @@ async fn give_up(
     pending: &PendingAppend,
     lists: &[String],
     attempts: u32,
-    cause: Cause,
+    cause: impl Into<Cause>,
     uncertain: &Option<String>,
 ) -> Error {
+    let cause = cause.into();
     match uncertain {
         Some(why) => unknown(ident, pending, cause, why),
         None => failed(io, ident, pending, lists, attempts, cause).await,
