@@ -34,6 +34,26 @@ pub enum Error {
         /// How many delete manifests its current snapshot lists.
         manifests: usize,
     },
+    /// A nested field with an `initial-default`: scans read files that lack it as null, so
+    /// they are refused rather than answered wrongly.
+    #[error(
+        "column `{column}` is a nested field with a default: scans of tables with one are not \
+         supported yet (inserting into them is)"
+    )]
+    NestedDefaultNotSupported {
+        /// Full (dotted) name of the field.
+        column: String,
+    },
+    /// A data file the scan would read is not Parquet (Java also writes ORC and Avro).
+    #[error("table {table}: data file {path} is {format}: scans read Parquet files only")]
+    FormatNotSupported {
+        /// The table.
+        table: String,
+        /// The data file.
+        path: String,
+        /// Its format, as the manifest names it.
+        format: String,
+    },
     /// A write task's data file record could not be encoded or decoded on its way to the
     /// commit.
     #[error("data file record of {table}: {source}")]

@@ -60,8 +60,20 @@ impl FieldIdAdapterFactory {
     /// columns filled into files that lack them.
     ///
     /// # Errors
-    /// A default that is not a value of its column's type.
+    /// A default that is not a value of its column's type;
+    /// [`crate::Error::NestedDefaultNotSupported`] for a nested field with one (DataFusion
+    /// would read it as null, or refuse it when it is required, in files that lack it).
     pub fn with_defaults_of(mut self, schema: &Schema) -> Result<Self> {
+        if let Some(nested) = schema
+            .fields_breadth_first()
+            .into_iter()
+            .find(|f| f.parent_id.is_some() && f.field.initial_default.is_some())
+        {
+            return Err(crate::Error::NestedDefaultNotSupported {
+                column: nested.full_name.clone(),
+            }
+            .into());
+        }
         for field in schema.fields() {
             let (Some(json), Some(ty)) = (&field.initial_default, field.field_type.as_primitive())
             else {

@@ -10,7 +10,7 @@ use datafusion::arrow::datatypes::Schema as ArrowSchema;
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
 use datafusion::scalar::ScalarValue;
 use iceberg_spec::{
-    DataFile, Datum, FieldSummary, PartitionField, PartitionSpec, PrimitiveType, Schema,
+    DataFile, Datum, FieldSummary, PartitionField, PartitionSpec, PrimitiveType, Schema, Transform,
 };
 
 /// One `column <op> literal` condition on a table column.
@@ -194,12 +194,40 @@ fn summary_may_hold(
         b.as_deref()
             .and_then(|bytes| Datum::from_bytes(&result, bytes).ok())
     };
-    bounds_allow(
-        op,
-        bound(&summary.lower_bound).as_ref(),
-        bound(&summary.upper_bound).as_ref(),
-        &projected,
-    )
+    let (lower, upper) = (bound(&summary.lower_bound), bound(&summary.upper_bound));
+    let (lower, upper) = (lower.as_ref(), upper.as_ref());
+    let temporal = matches!(
+        field.transform,
+        Transform::Year | Transform::Month | Transform::Day | Transform::Hour
+    );
+    if let (true, Some(below), Some(above)) =
+        (temporal, shifted(&projected, -1), shifted(&projected, 1))
+        && matches!(projected, Datum::Int(v) | Datum::Date(v) if v < 0)
+    {
+        // Java writers put some rows before 1970 one unit off the floor: older ones one
+        // above it, 1.10 one below for values 0.999999 s past a unit boundary
+        // (`DateTimeUtil.convertMicros`). Java's reader widens its projection for them
+        // (`ProjectionUtil.fixInclusiveTimeProjection`); so does this, both ways.
+        return match op {
+            Operator::Eq => {
+                bounds_allow(Operator::GtEq, lower, upper, &below)
+                    && bounds_allow(Operator::LtEq, lower, upper, &above)
+            }
+            Operator::LtEq => bounds_allow(Operator::LtEq, lower, upper, &above),
+            Operator::GtEq => bounds_allow(Operator::GtEq, lower, upper, &below),
+            _ => true,
+        };
+    }
+    bounds_allow(op, lower, upper, &projected)
+}
+
+/// A transform's int or date result moved by `by` units (`None` past the type's range).
+fn shifted(value: &Datum, by: i32) -> Option<Datum> {
+    match value {
+        Datum::Int(v) => v.checked_add(by).map(Datum::Int),
+        Datum::Date(v) => v.checked_add(by).map(Datum::Date),
+        _ => None,
+    }
 }
 
 /// For `x < v`, the largest value below `v`; for `x > v`, the smallest above (integral
@@ -371,6 +399,56 @@ mod tests {
         }
         // Bucket does not keep order: never skipped.
         assert!(keeps(&by_bucket, col("id").eq(lit(5i64))));
+    }
+
+    /// Java writers put pre-1970 rows one day off the floor (1.10: one below it for values
+    /// 0.999999 s past midnight; older ones one above): their manifests must not be skipped
+    /// for them, as Java's reader widens its projection for negative values.
+    #[test]
+    fn manifests_of_java_pre_1970_days_are_kept_one_day_either_way() {
+        let schema = Schema::new(
+            0,
+            vec![NestedField::optional(2, "ts", PrimitiveType::Timestamptz)],
+        )
+        .unwrap();
+        let by_day = PartitionSpec::builder(&schema)
+            .add("ts", iceberg_spec::Transform::Day)
+            .unwrap()
+            .build()
+            .unwrap();
+        const DAY: i64 = 86_400_000_000;
+        let ts = |v: i64| {
+            lit(ScalarValue::TimestampMicrosecond(
+                Some(v),
+                Some("UTC".into()),
+            ))
+        };
+        let keeps = |day: i32, filter: Expr| {
+            let summary = [FieldSummary {
+                contains_null: false,
+                contains_nan: None,
+                lower_bound: Some(Datum::Date(day).to_bytes()),
+                upper_bound: Some(Datum::Date(day).to_bytes()),
+            }];
+            manifest_may_match(
+                &by_day,
+                &summary,
+                &schema,
+                &conditions(&[filter], &arrow(&schema), &schema),
+            )
+        };
+        // 1969-12-31T00:00:00.999999: day -1, which Java 1.10 writes as day -2.
+        let row = -DAY + 999_999;
+        assert!(keeps(-2, col("ts").eq(ts(row))));
+        assert!(keeps(-2, col("ts").gt_eq(ts(row))));
+        // 1969-12-31T12:00: day -1, which older Java writers wrote as day 0.
+        assert!(keeps(0, col("ts").eq(ts(-DAY / 2))));
+        assert!(keeps(0, col("ts").lt_eq(ts(-DAY / 2))));
+        // Two days off is still skipped, and days after 1970 are not widened.
+        assert!(!keeps(-3, col("ts").eq(ts(row))));
+        assert!(!keeps(1, col("ts").eq(ts(-DAY / 2))));
+        assert!(!keeps(4, col("ts").eq(ts(3 * DAY))));
+        assert!(!keeps(2, col("ts").eq(ts(3 * DAY))));
     }
 
     #[test]

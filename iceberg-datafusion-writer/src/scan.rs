@@ -13,7 +13,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use iceberg_append::manifest::decode_manifest;
 use iceberg_append::{Catalog, Table, TableIdent, read_snapshot_manifests};
 use iceberg_io::FileIo;
-use iceberg_spec::{DataFile, ManifestContent, ManifestStatus, TableMetadata};
+use iceberg_spec::{DataFile, FileFormat, ManifestContent, ManifestStatus, TableMetadata};
 
 use crate::error::{Error, Result};
 use crate::prune;
@@ -36,7 +36,8 @@ pub struct ScanFiles {
 ///
 /// # Errors
 /// A manifest list or manifest that cannot be read; [`Error::DeletesNotSupported`] when the
-/// snapshot has live delete files.
+/// snapshot has live delete files, [`Error::FormatNotSupported`] for a data file to read that
+/// is not Parquet.
 pub async fn plan_files(
     io: &FileIo,
     table: &str,
@@ -79,6 +80,14 @@ pub async fn plan_files(
                 continue;
             }
             if prune::may_match(&entry.data_file, schema, &conditions) {
+                if entry.data_file.file_format != FileFormat::Parquet {
+                    // Java writes ORC and Avro data files too (`write.format.default`).
+                    return Err(Error::FormatNotSupported {
+                        table: table.to_string(),
+                        path: entry.data_file.file_path,
+                        format: entry.data_file.file_format.as_str().to_string(),
+                    });
+                }
                 out.files.push(entry.data_file);
             } else {
                 out.skipped += 1;

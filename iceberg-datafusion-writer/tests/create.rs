@@ -54,7 +54,7 @@ async fn a_table_with_transforms_an_order_and_properties_takes_inserts() {
     let fields: Vec<(&str, Transform, i32)> = spec
         .fields()
         .iter()
-        .map(|f| (f.name.as_str(), f.transform, f.source_id))
+        .map(|f| (f.name.as_str(), f.transform.clone(), f.source_id))
         .collect();
     assert_eq!(
         fields,
@@ -134,7 +134,7 @@ async fn partitioned_by_columns_and_with_order_make_identity_partitions_and_the_
     let fields: Vec<(&str, Transform)> = spec
         .fields()
         .iter()
-        .map(|f| (f.name.as_str(), f.transform))
+        .map(|f| (f.name.as_str(), f.transform.clone()))
         .collect();
     // Unquoted names are lowercased, as DataFusion does to the columns.
     assert_eq!(

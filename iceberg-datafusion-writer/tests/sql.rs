@@ -473,3 +473,96 @@ async fn an_insert_whose_commit_fails_deletes_the_files_it_wrote() {
     let left = iceberg_testing::files_under(&dir.path().join("db/t/data"));
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A data file Java wrote as ORC (`write.format.default=orc`) is refused by name with a
+/// typed error, not read as Parquet; a query whose bounds skip it still runs.
+#[tokio::test]
+async fn a_data_file_that_is_not_parquet_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path()).await;
+    create_t(&catalog, &[]).await;
+    let ctx = session(catalog.clone(), 2).await;
+    sql(&ctx, "INSERT INTO iceberg.db.t VALUES (1), (2), (3)").await;
+    let table = catalog.load_table(&ident("t")).await.unwrap();
+    let orc = iceberg_spec::DataFile {
+        file_path: format!("{}/data/java.orc", table.metadata.location),
+        file_format: iceberg_spec::FileFormat::Orc,
+        record_count: 1,
+        file_size_in_bytes: 10,
+        lower_bounds: [(1, 100i64.to_le_bytes().to_vec())].into(),
+        upper_bounds: [(1, 100i64.to_le_bytes().to_vec())].into(),
+        ..Default::default()
+    };
+    iceberg_append::commit_append(
+        catalog.as_ref(),
+        &ident("t"),
+        vec![orc],
+        Default::default(),
+        &SystemEnvironment,
+    )
+    .await
+    .unwrap();
+    let table = catalog.load_table(&ident("t")).await.unwrap();
+    let io = catalog.table_io(&table);
+    let err = plan_files(&io, "db.t", &table.metadata, &columns(&table), &[])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, iceberg_datafusion_writer::Error::FormatNotSupported { path, format, .. }
+            if path.ends_with("java.orc") && format == "ORC"),
+        "{err}"
+    );
+    let ctx = session(catalog.clone(), 2).await;
+    assert_eq!(
+        scalar(&ctx, "SELECT count(*) FROM iceberg.db.t WHERE id < 50").await,
+        3
+    );
+}
+
+/// A field added inside a struct with a default: DataFusion's struct cast would read files
+/// written before it as null (or refuse a required one), so a scan is refused by name
+/// instead of answering `point.z = 7` with no rows.
+#[tokio::test]
+async fn a_nested_field_with_a_default_is_refused_by_scans() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog(dir.path()).await;
+    let point =
+        iceberg_spec::StructType::new(vec![NestedField::optional(3, "x", PrimitiveType::Long)]);
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            NestedField::optional(2, "point", Type::Struct(point)),
+        ],
+    )
+    .unwrap();
+    let mut creation = TableCreation::new("", schema);
+    creation.format_version = iceberg_spec::FormatVersion::V3;
+    catalog.create_table(&ident("t"), creation).await.unwrap();
+    let ctx = session(catalog.clone(), 2).await;
+    sql(&ctx, "INSERT INTO iceberg.db.t (id) VALUES (1), (2)").await;
+    let meta = catalog.load_table(&ident("t")).await.unwrap().metadata;
+    let mut update = UpdateSchema::new(meta.current_schema().unwrap(), meta.last_column_id);
+    update
+        .add_required_column(
+            Some("point"),
+            "z",
+            PrimitiveType::Long,
+            serde_json::json!(7),
+            None,
+        )
+        .unwrap();
+    let change = TableUpdate::new().with_schema(&meta, update.apply().unwrap());
+    commit_table_update(catalog.as_ref(), &ident("t"), &change, &SystemEnvironment)
+        .await
+        .unwrap();
+    let ctx = session(catalog.clone(), 2).await;
+    let err = ctx
+        .sql("SELECT count(*) FROM iceberg.db.t WHERE point.z = 7")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("point.z"), "{err}");
+}

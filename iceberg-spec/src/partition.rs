@@ -154,16 +154,34 @@ impl PartitionSpec {
         self.fields.iter().all(|f| f.transform == Transform::Void)
     }
 
+    /// True when a field uses a transform this library does not know: the spec's manifests
+    /// are read and carried, never written again.
+    pub fn has_unknown_transform(&self) -> bool {
+        self.fields.iter().any(|f| f.transform.is_unknown())
+    }
+
     /// The highest partition field id, if any.
     pub fn highest_field_id(&self) -> Option<i32> {
         self.fields.iter().map(|f| f.field_id).max()
     }
 
-    /// Checks every field against `schema`.
+    /// Checks every field against `schema`, for writing: a [`Transform::Unknown`] field is
+    /// refused.
     ///
     /// # Errors
-    /// [`Error::InvalidPartitionSpec`] naming the field at fault.
+    /// [`Error::InvalidPartitionSpec`] naming the field at fault, [`Error::InvalidTransform`]
+    /// for an unknown transform.
     pub fn validate(&self, schema: &Schema) -> Result<()> {
+        self.check(schema, false)
+    }
+
+    /// Checks every field against `schema` as a reader must: an unknown transform's field
+    /// passes when its source exists (Java's `checkCompatibility`).
+    pub(crate) fn validate_loaded(&self, schema: &Schema) -> Result<()> {
+        self.check(schema, true)
+    }
+
+    fn check(&self, schema: &Schema, allow_unknown: bool) -> Result<()> {
         let mut names = std::collections::HashSet::new();
         for f in &self.fields {
             if !names.insert(f.name.as_str()) {
@@ -196,7 +214,9 @@ impl PartitionSpec {
                     ),
                 }
             })?;
-            f.transform.result_type(ty)?;
+            if !(allow_unknown && f.transform.is_unknown()) {
+                f.transform.result_type(ty)?;
+            }
             if f.transform != Transform::Identity
                 && schema.field_by_name(&f.name).is_some()
                 && schema.field_id_by_name(&f.name) != Some(f.source_id)
@@ -216,27 +236,41 @@ impl PartitionSpec {
     ///
     /// # Errors
     /// [`Error::InvalidPartitionSpec`] when a source is missing (and the transform's type
-    /// depends on it) or not primitive.
+    /// depends on it) or not primitive; [`Error::InvalidTransform`] for a
+    /// [`Transform::Unknown`] field, whose type only a manifest's own schema tells.
     pub fn partition_type(&self, schema: &Schema) -> Result<StructType> {
         let fields = self
             .fields
             .iter()
             .map(|f| {
-                // A source no schema given here has (a spec whose column was dropped since)
-                // still has a type where the transform fixes it; Java uses `unknown` there.
-                // Manifests are written with a schema that binds the spec where one does
-                // (`TableMetadata::schema_for_spec`).
-                let result = match (
-                    schema.field_by_id(f.source_id),
-                    f.transform.fixed_result_type(),
-                ) {
-                    (None, Some(fixed)) => fixed,
-                    _ => f.transform.result_type(self.source_type(f, schema)?)?,
-                };
-                Ok(NestedField::optional(f.field_id, f.name.clone(), result))
+                let ty = self.field_type(f, schema)?;
+                Ok(NestedField::optional(f.field_id, f.name.clone(), ty))
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(StructType::new(fields))
+    }
+
+    /// The type of one partition field's values under `schema`.
+    ///
+    /// # Errors
+    /// As [`PartitionSpec::partition_type`].
+    pub fn field_type(&self, field: &PartitionField, schema: &Schema) -> Result<PrimitiveType> {
+        // A source no schema given here has (a spec whose column was dropped since) still
+        // has a type where the transform fixes it; Java uses `unknown` there. Manifests are
+        // written with a schema that binds the spec where one does
+        // (`TableMetadata::schema_for_spec`).
+        match (
+            schema.field_by_id(field.source_id),
+            field.transform.fixed_result_type(),
+        ) {
+            (None, Some(fixed)) => Ok(fixed),
+            _ if field.transform.is_unknown() => {
+                field.transform.result_type(&PrimitiveType::Unknown)
+            }
+            _ => field
+                .transform
+                .result_type(self.source_type(field, schema)?),
+        }
     }
 
     /// The source column type of one partition field.
@@ -443,12 +477,12 @@ mod tests {
             (Transform::Bucket(8), PrimitiveType::Int),
             (Transform::Hour, PrimitiveType::Int),
         ] {
-            let spec = PartitionSpec::new_unchecked(1, vec![field("gone", transform, 9)]);
+            let spec = PartitionSpec::new_unchecked(1, vec![field("gone", transform.clone(), 9)]);
             let ty = spec.partition_type(&s).unwrap();
             assert_eq!(ty.fields[0].field_type, want.into(), "{transform}");
         }
         for transform in [Transform::Identity, Transform::Truncate(4), Transform::Void] {
-            let spec = PartitionSpec::new_unchecked(1, vec![field("gone", transform, 9)]);
+            let spec = PartitionSpec::new_unchecked(1, vec![field("gone", transform.clone(), 9)]);
             assert!(spec.partition_type(&s).is_err(), "{transform}");
         }
         // A source that is there is still checked against the transform.

@@ -436,25 +436,21 @@ impl TableProperties {
     /// [`Error::InvalidProperty`] naming the key, the value and what was expected.
     pub fn parse(props: &BTreeMap<String, String>) -> Result<Self> {
         let p = Props(props);
+        // Java's `MetricsConfig` ignores a mode it cannot parse (it logs a warning): the
+        // default falls back to truncate(16), still counting as set; a column to the
+        // default (truncate(16) when the default is inferred, as it is up to 100 columns).
+        let default_mode = props.get(METRICS_DEFAULT).map(|v| {
+            v.parse()
+                .unwrap_or(MetricsMode::Truncate(DEFAULT_METRICS_TRUNCATE_LENGTH))
+        });
         let mut column_modes = BTreeMap::new();
         for (k, v) in props {
             if let Some(col) = k.strip_prefix(METRICS_COLUMN_PREFIX) {
-                let mode = v.parse().map_err(|reason| Error::InvalidProperty {
-                    key: k.clone(),
-                    value: v.clone(),
-                    reason,
-                })?;
-                column_modes.insert(col.to_string(), mode);
+                let fallback =
+                    default_mode.unwrap_or(MetricsMode::Truncate(DEFAULT_METRICS_TRUNCATE_LENGTH));
+                column_modes.insert(col.to_string(), v.parse().unwrap_or(fallback));
             }
         }
-        let default_mode = match props.get(METRICS_DEFAULT) {
-            None => None,
-            Some(v) => Some(v.parse().map_err(|reason| Error::InvalidProperty {
-                key: METRICS_DEFAULT.into(),
-                value: v.clone(),
-                reason,
-            })?),
-        };
         let manifest_codec_key = if props.contains_key(MANIFEST_COMPRESSION) {
             MANIFEST_COMPRESSION
         } else {
@@ -504,11 +500,13 @@ impl TableProperties {
             metrics: MetricsProperties {
                 default_mode,
                 column_modes,
-                max_inferred_column_defaults: p.parse(
+                // Java: a negative limit falls back to the default.
+                max_inferred_column_defaults: usize::try_from(p.parse::<i64>(
                     METRICS_MAX_INFERRED_COLUMN_DEFAULTS,
-                    DEFAULT_METRICS_MAX_INFERRED_COLUMN_DEFAULTS,
-                    "a non-negative integer",
-                )?,
+                    DEFAULT_METRICS_MAX_INFERRED_COLUMN_DEFAULTS as i64,
+                    "an integer",
+                )?)
+                .unwrap_or(DEFAULT_METRICS_MAX_INFERRED_COLUMN_DEFAULTS),
             },
             commit_retry: CommitRetryProperties {
                 num_retries: p.parse(
@@ -652,9 +650,26 @@ mod tests {
         let err = TableProperties::parse(&m).unwrap_err().to_string();
         assert!(err.contains(WRITE_TARGET_FILE_SIZE_BYTES), "{err}");
         m.remove(WRITE_TARGET_FILE_SIZE_BYTES);
+        // Modes Java cannot parse fall back as Java's `MetricsConfig` falls back (with a
+        // warning there): the default to truncate(16), a column to the default.
         m.insert(METRICS_DEFAULT.to_string(), "truncate(0)".to_string());
-        assert!(TableProperties::parse(&m).is_err());
+        m.insert(format!("{METRICS_COLUMN_PREFIX}a.b"), "most".to_string());
+        m.insert(
+            METRICS_MAX_INFERRED_COLUMN_DEFAULTS.to_string(),
+            "-1".to_string(),
+        );
+        let p = TableProperties::parse(&m).unwrap();
+        assert_eq!(p.metrics.default_mode, Some(MetricsMode::Truncate(16)));
+        assert_eq!(p.metrics.column_modes["a.b"], MetricsMode::Truncate(16));
+        assert_eq!(p.metrics.max_inferred_column_defaults, 100);
+        m.insert(METRICS_DEFAULT.to_string(), "counts".to_string());
+        let p = TableProperties::parse(&m).unwrap();
+        assert_eq!(p.metrics.column_modes["a.b"], MetricsMode::Counts);
         m.remove(METRICS_DEFAULT);
+        m.remove(METRICS_MAX_INFERRED_COLUMN_DEFAULTS);
+        let p = TableProperties::parse(&m).unwrap();
+        assert_eq!(p.metrics.column_modes["a.b"], MetricsMode::Truncate(16));
+        m.insert(format!("{METRICS_COLUMN_PREFIX}a.b"), "full".to_string());
         // An Avro codec Parquet has but Avro does not: refused, never "no compression".
         m.insert(AVRO_COMPRESSION.to_string(), "lz4".to_string());
         let err = TableProperties::parse(&m).unwrap_err().to_string();

@@ -67,11 +67,23 @@ impl SortOrder {
         self.fields.is_empty()
     }
 
-    /// Checks every key against `schema`.
+    /// Checks every key against `schema`, for writing: a [`Transform::Unknown`] key is
+    /// refused.
     ///
     /// # Errors
-    /// [`Error::InvalidSortOrder`] naming the key at fault.
+    /// [`Error::InvalidSortOrder`] naming the key at fault, [`Error::InvalidTransform`] for
+    /// an unknown transform.
     pub fn validate(&self, schema: &Schema) -> Result<()> {
+        self.check(schema, false)
+    }
+
+    /// Checks every key against `schema` as a reader must: an unknown transform's key passes
+    /// when its source exists.
+    pub(crate) fn validate_loaded(&self, schema: &Schema) -> Result<()> {
+        self.check(schema, true)
+    }
+
+    fn check(&self, schema: &Schema, allow_unknown: bool) -> Result<()> {
         if self.order_id == 0 && !self.fields.is_empty() {
             return Err(Error::InvalidSortOrder {
                 reason: "order id 0 is reserved for the unsorted order".into(),
@@ -84,7 +96,9 @@ impl SortOrder {
                 .ok_or_else(|| Error::InvalidSortOrder {
                     reason: format!("sort source id {} is not a primitive column", f.source_id),
                 })?;
-            f.transform.result_type(ty)?;
+            if !(allow_unknown && f.transform.is_unknown()) {
+                f.transform.result_type(ty)?;
+            }
         }
         Ok(())
     }

@@ -100,7 +100,7 @@ prop_compose! {
         let mut used = std::collections::HashSet::new();
         for (col, t) in transform_picks {
             let col = col % types.len();
-            let transform = TRANSFORMS[t];
+            let transform = TRANSFORMS[t].clone();
             // One field per transform, and one time transform per column (Java's builder).
             let class = match transform {
                 Transform::Year | Transform::Month | Transform::Day | Transform::Hour => usize::MAX,

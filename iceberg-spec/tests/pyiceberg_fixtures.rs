@@ -61,7 +61,7 @@ fn pyiceberg_v2_table_reads_as_written() {
     let summary = current.summary.as_ref().unwrap();
     assert_eq!(summary.get_i64("total-records"), Some(6));
     let spec = meta.default_spec().unwrap();
-    let transforms: Vec<Transform> = spec.fields().iter().map(|f| f.transform).collect();
+    let transforms: Vec<Transform> = spec.fields().iter().map(|f| f.transform.clone()).collect();
     assert_eq!(
         transforms,
         vec![Transform::Day, Transform::Bucket(8), Transform::Truncate(4)]

@@ -119,7 +119,7 @@ impl Sorter {
             ));
             keys.push(KeyPlan {
                 name,
-                transform: f.transform,
+                transform: f.transform.clone(),
                 source_id: f.source_id,
                 source_type,
                 java_uuid,

@@ -382,14 +382,14 @@ fn pool(ty: &PrimitiveType) -> Vec<Datum> {
 /// - `truncate[W]` just above the minimum int/long has no representable result (Java wraps
 ///   it to a large positive number, we saturate to the minimum, PyIceberg computes an
 ///   out-of-range number), so those values are left out of truncate tables.
-fn pyiceberg_reads_partition(transform: Transform, v: &Datum) -> bool {
+fn pyiceberg_reads_partition(transform: &Transform, v: &Datum) -> bool {
     match (transform, v) {
         (Transform::Identity, Datum::Double(d)) => f64::from(*d as f32) == *d,
         (Transform::Truncate(w), Datum::Int(i)) => {
-            i64::from(*i) - i64::from(*i).rem_euclid(i64::from(w)) >= i64::from(i32::MIN)
+            i64::from(*i) - i64::from(*i).rem_euclid(i64::from(*w)) >= i64::from(i32::MIN)
         }
         (Transform::Truncate(w), Datum::Long(l)) => {
-            i128::from(*l) - i128::from(*l).rem_euclid(i128::from(w)) >= i128::from(i64::MIN)
+            i128::from(*l) - i128::from(*l).rem_euclid(i128::from(*w)) >= i128::from(i64::MIN)
         }
         _ => true,
     }
@@ -553,7 +553,7 @@ fn grouped_batches(
             let mut classes: Vec<(Datum, Vec<Datum>)> = Vec::new();
             for v in pool
                 .iter()
-                .filter(|v| pyiceberg_reads_partition(transform, v))
+                .filter(|v| pyiceberg_reads_partition(&transform, v))
             {
                 let key = transform.apply(Some(v)).unwrap().expect("non-null result");
                 match classes.iter_mut().find(|(k, _)| *k == key) {
@@ -1017,15 +1017,15 @@ async fn check(test: &str, transform: Option<Transform>, partitioned: &[&str]) {
     };
     let dir = tempfile::tempdir().unwrap();
     let s = schema();
-    let spec_transform = transform.unwrap_or(Transform::Void);
+    let spec_transform = transform.clone().unwrap_or(Transform::Void);
     let spec_of = |s: &Schema| {
         let mut b = PartitionSpec::builder(s);
         for name in partitioned {
-            b = b.add(name, spec_transform).unwrap();
+            b = b.add(name, spec_transform.clone()).unwrap();
         }
         b.build().unwrap()
     };
-    let appends = match transform {
+    let appends = match transform.clone() {
         None => void_batches(&s),
         Some(t) => grouped_batches(&s, t, partitioned),
     };

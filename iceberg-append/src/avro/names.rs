@@ -21,7 +21,8 @@
 use std::borrow::Cow;
 
 use apache_avro::Schema as AvroSchema;
-use iceberg_spec::StructType;
+use apache_avro::schema::RecordField;
+use iceberg_spec::{PrimitiveType, StructType};
 use serde_json::Value;
 
 /// The Avro field property that keeps an Iceberg name the Avro name had to change.
@@ -65,29 +66,75 @@ fn record_field<'a>(schema: &'a AvroSchema, name: &str) -> Option<&'a AvroSchema
 /// `field-id` as Java reads it, else by the Iceberg name, raw or sanitized; `None` when the
 /// schema has no such field.
 pub(crate) fn partition_field_names(writer: &AvroSchema, pt: &StructType) -> Vec<Option<String>> {
+    pt.fields
+        .iter()
+        .map(|f| partition_field(writer, f.id, &f.name).map(|a| a.name.clone()))
+        .collect()
+}
+
+/// The Iceberg type of the partition field `id` (named `name`) as a manifest's writer schema
+/// declares it: how the values of a transform this library does not know are read.
+pub(crate) fn partition_field_type(
+    writer: &AvroSchema,
+    id: i32,
+    name: &str,
+) -> Option<PrimitiveType> {
+    primitive_of(&partition_field(writer, id, name)?.schema)
+}
+
+/// The partition record field `id` of a manifest's writer schema, by `field-id`, else by
+/// `name` raw or sanitized.
+fn partition_field<'a>(writer: &'a AvroSchema, id: i32, name: &str) -> Option<&'a RecordField> {
     let fields = record_field(writer, "data_file")
         .and_then(|df| record_field(df, "partition"))
         .and_then(|p| match p {
             AvroSchema::Record(r) => Some(&r.fields),
             _ => None,
-        });
-    pt.fields
+        })?;
+    let by_id = |a: &&RecordField| {
+        a.custom_attributes.get("field-id").and_then(Value::as_i64) == Some(i64::from(id))
+    };
+    let named = |a: &&RecordField| a.name == name || a.name == sanitize(name);
+    fields
         .iter()
-        .map(|f| {
-            let fields = fields?;
-            let id = |a: &&apache_avro::schema::RecordField| {
-                a.custom_attributes.get("field-id").and_then(Value::as_i64) == Some(i64::from(f.id))
-            };
-            let named = |a: &&apache_avro::schema::RecordField| {
-                a.name == f.name || a.name == sanitize(&f.name)
-            };
-            fields
-                .iter()
-                .find(id)
-                .or_else(|| fields.iter().find(named))
-                .map(|a| a.name.clone())
-        })
-        .collect()
+        .find(by_id)
+        .or_else(|| fields.iter().find(named))
+}
+
+/// The Iceberg primitive type an Avro schema holds (the non-null branch of an optional).
+fn primitive_of(schema: &AvroSchema) -> Option<PrimitiveType> {
+    use PrimitiveType as P;
+    Some(match schema {
+        AvroSchema::Union(u) => {
+            let mut branches = u.variants().iter().filter(|v| **v != AvroSchema::Null);
+            let only = branches.next()?;
+            return branches
+                .next()
+                .is_none()
+                .then(|| primitive_of(only))
+                .flatten();
+        }
+        AvroSchema::Boolean => P::Boolean,
+        AvroSchema::Int => P::Int,
+        AvroSchema::Long => P::Long,
+        AvroSchema::Float => P::Float,
+        AvroSchema::Double => P::Double,
+        AvroSchema::Bytes => P::Binary,
+        AvroSchema::String => P::String,
+        AvroSchema::Fixed(f) => P::Fixed(u64::try_from(f.size).ok()?),
+        AvroSchema::Decimal(d) => P::Decimal {
+            precision: u32::try_from(d.precision).ok()?,
+            scale: u32::try_from(d.scale).ok()?,
+        },
+        AvroSchema::Uuid(_) => P::Uuid,
+        AvroSchema::Date => P::Date,
+        AvroSchema::TimeMicros => P::Time,
+        AvroSchema::TimestampMicros => P::Timestamptz,
+        AvroSchema::LocalTimestampMicros => P::Timestamp,
+        AvroSchema::TimestampNanos => P::TimestamptzNs,
+        AvroSchema::LocalTimestampNanos => P::TimestampNs,
+        _ => return None,
+    })
 }
 
 /// Renames every record field whose name apache-avro refuses; true when one was renamed.

@@ -6,8 +6,8 @@
 //! [`crate::merge`]), the live entries of every data manifest are sorted by partition and
 //! written as EXISTING entries keeping everything they inherited: snapshot id, data and file
 //! sequence numbers, v3 first row ids. Entries of earlier deletes (DELETED) are history and
-//! dropped. A spec group of one manifest is left as it is; delete manifests are carried by
-//! reference. No data file is added or removed, so every total stays.
+//! dropped. A spec group of one manifest, or of a spec with a transform this library does
+//! not know, is left as it is; delete manifests are carried by reference. No data file is added or removed, so every total stays.
 //!
 //! A commit that loses to a concurrent one is planned anew on the new base (its manifests
 //! written again, the lost attempt's deleted), so a concurrent append's manifests are kept
@@ -158,7 +158,11 @@ impl RewriteManifests {
             .unwrap_or(props.manifest.target_size_bytes);
         let dir = metadata_dir(meta);
         for (spec_id, manifests) in groups {
-            if manifests.len() < 2 {
+            // A spec with a transform this library does not know is never written again.
+            let unknown = meta
+                .spec_by_id(spec_id)
+                .is_some_and(|s| s.has_unknown_transform());
+            if manifests.len() < 2 || unknown {
                 kept.extend(manifests.into_iter().map(Arc::new));
                 continue;
             }

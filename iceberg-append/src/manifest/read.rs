@@ -14,7 +14,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use apache_avro::Codec;
-use iceberg_spec::{ManifestEntry, PartitionSpec, Schema, StructType};
+use iceberg_spec::{ManifestEntry, NestedField, PartitionSpec, Schema, StructType};
 
 use super::DecodedManifest;
 use crate::avro::{self, blocks, decode};
@@ -230,7 +230,7 @@ impl Facts {
         let spec: PartitionSpec = serde_json::from_str(&spec_json).map_err(|e| {
             Error::invalid_manifest(path, format!("bad `partition-spec` metadata: {e}"))
         })?;
-        let pt = spec.partition_type(&schema)?;
+        let pt = read_partition_type(path, &spec, &schema, writer_schema)?;
         let names = avro::names::partition_field_names(writer_schema, &pt)
             .into_iter()
             .zip(&pt.fields)
@@ -248,6 +248,41 @@ impl Facts {
             .collect::<Result<Vec<String>>>()?;
         Ok(Self { spec_id, pt, names })
     }
+}
+
+/// The partition type a manifest's entries are read with: the spec's under the header's
+/// schema, except that the field of a transform this library does not know takes the type
+/// the manifest's own Avro schema gives it (the spec requires readers to read such tables;
+/// no one else can tell the type).
+fn read_partition_type(
+    path: &str,
+    spec: &PartitionSpec,
+    schema: &Schema,
+    writer_schema: &apache_avro::Schema,
+) -> Result<StructType> {
+    let fields =
+        spec.fields()
+            .iter()
+            .map(|f| {
+                let ty = if f.transform.is_unknown() {
+                    avro::names::partition_field_type(writer_schema, f.field_id, &f.name)
+                        .ok_or_else(|| {
+                            Error::invalid_manifest(
+                                path,
+                                format!(
+                                    "partition field `{}` of the unknown transform `{}` has no \
+                                 primitive type in the manifest's schema",
+                                    f.name, f.transform
+                                ),
+                            )
+                        })?
+                } else {
+                    spec.field_type(f, schema)?
+                };
+                Ok(NestedField::optional(f.field_id, f.name.clone(), ty))
+            })
+            .collect::<Result<Vec<_>>>()?;
+    Ok(StructType::new(fields))
 }
 
 /// Decodes a manifest whole with apache-avro's reader (names it refuses made readable

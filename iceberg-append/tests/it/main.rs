@@ -1,6 +1,6 @@
 //! The crate's integration tests, one binary (each binary links the whole dependency tree):
 //! append laws, commit outcomes, compaction, evolution laws, snapshot expiry, orphan files, manifest rewrites, golden output, the manifest codec, schema
-//! evolution, shared tables, table updates, transactions and sorted writes.
+//! evolution, shared tables, table updates, transactions, unknown transforms and sorted writes.
 
 mod append_laws;
 mod commit_outcomes;
@@ -16,4 +16,5 @@ mod shared_tables;
 mod support;
 mod table_updates;
 mod transactions;
+mod unknown_transforms;
 mod write_sorted;

@@ -117,7 +117,9 @@ impl Client {
             // As Java: the prefix is used as the server gave it (it may span segments).
             self.base = format!("{}/{prefix}", self.root);
         }
-        if let Some(endpoints) = endpoints {
+        // An empty list says nothing (Java and PyIceberg keep their defaults for it; Java's
+        // own server never sends one): taken as given it would refuse every call.
+        if let Some(endpoints) = endpoints.filter(|e| !e.is_empty()) {
             self.endpoints = endpoints
                 .into_iter()
                 .map(|e| e.split_whitespace().collect::<Vec<_>>().join(" "))
@@ -268,6 +270,30 @@ mod tests {
         assert_eq!(encode_segment("é"), "%C3%A9");
         let levels = vec!["accounting".to_string(), "tax 2026".to_string()];
         assert_eq!(encode_namespace(&levels), "accounting%1Ftax%202026");
+    }
+
+    /// A config answer with `"endpoints": []` (servers built on generated models send it)
+    /// keeps the default endpoints, as Java and PyIceberg do; a list that names endpoints is
+    /// taken as it is.
+    #[test]
+    fn an_empty_endpoint_list_keeps_the_defaults() {
+        const COMMIT: &str = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}";
+        let client = || {
+            Client::new(
+                "http://h",
+                HeaderMap::new(),
+                Duration::from_secs(1),
+                Auth::None,
+            )
+            .unwrap()
+        };
+        let mut c = client();
+        c.configure(None, Some(Vec::new()));
+        assert!(c.offers(COMMIT));
+        let mut c = client();
+        c.configure(None, Some(vec!["GET  /v1/{prefix}/namespaces".into()]));
+        assert!(c.offers("GET /v1/{prefix}/namespaces"));
+        assert!(!c.offers(COMMIT));
     }
 
     #[test]

@@ -164,7 +164,8 @@ impl SqlCatalog {
             return Err(namespace_not_empty(ns, tables.len()));
         }
         if !self.list_namespace_children(Some(ns)).await?.is_empty() {
-            // As Java's JdbcCatalog: a namespace with namespaces below it stays.
+            // Stricter than Java's JdbcCatalog and PyIceberg (which check tables and views
+            // only): dropping it would orphan the namespaces below it.
             return Err(iceberg_append::Error::Catalog {
                 table: name,
                 reason: "namespace is not empty: namespaces lie below it".into(),

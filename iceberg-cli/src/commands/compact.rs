@@ -60,6 +60,7 @@ pub(crate) async fn run(
             "rows": r.rows,
             "skipped_with_deletes": r.skipped_with_deletes,
             "skipped_other_schema": r.skipped_other_schema,
+            "skipped_unknown_transform": r.skipped_unknown_transform,
             "attempts": r.attempts,
         });
         outln!("{}", serde_json::to_string_pretty(&out)?);
@@ -85,6 +86,13 @@ pub(crate) async fn run(
             "left alone: {} small file(s) a delete file applies to, {} written with another schema",
             r.skipped_with_deletes,
             r.skipped_other_schema
+        );
+    }
+    if r.skipped_unknown_transform > 0 {
+        outln!(
+            "left alone: {} small file(s) of a partition spec with a transform this tool does \
+             not know",
+            r.skipped_unknown_transform
         );
     }
     Ok(())

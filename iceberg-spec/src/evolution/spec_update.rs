@@ -113,11 +113,11 @@ impl UpdatePartitionSpec {
         if let Some(added) = self.adds.iter().find(|f| same(f)) {
             return Err(refuse(format!("already added as `{}`", added.name)));
         }
-        if is_time(transform)
+        if is_time(&transform)
             && let Some(other) = self
                 .adds
                 .iter()
-                .find(|f| f.source_id == source_id && is_time(f.transform))
+                .find(|f| f.source_id == source_id && is_time(&f.transform))
         {
             return Err(refuse(format!(
                 "redundant with the added `{}` of the same column",
@@ -138,7 +138,7 @@ impl UpdatePartitionSpec {
             None => {
                 self.last_partition_id += 1;
                 PartitionField {
-                    name: name.map_or_else(|| java_name(source, transform), str::to_string),
+                    name: name.map_or_else(|| java_name(source, &transform), str::to_string),
                     transform,
                     source_id,
                     field_id: self.last_partition_id,
@@ -308,7 +308,7 @@ pub fn add_default_spec(metadata: &mut TableMetadata, evolved: &EvolvedSpec) -> 
     Ok(id)
 }
 
-fn is_time(t: Transform) -> bool {
+fn is_time(t: &Transform) -> bool {
     matches!(
         t,
         Transform::Year | Transform::Month | Transform::Day | Transform::Hour
@@ -316,7 +316,7 @@ fn is_time(t: Transform) -> bool {
 }
 
 /// Java's `PartitionNameGenerator` (used by spec evolution, unlike the spec builder's names).
-fn java_name(source: &str, transform: Transform) -> String {
+fn java_name(source: &str, transform: &Transform) -> String {
     match transform {
         Transform::Identity => source.to_string(),
         Transform::Bucket(n) => format!("{source}_bucket_{n}"),
@@ -326,5 +326,6 @@ fn java_name(source: &str, transform: Transform) -> String {
         Transform::Day => format!("{source}_day"),
         Transform::Hour => format!("{source}_hour"),
         Transform::Void => format!("{source}_null"),
+        Transform::Unknown(name) => format!("{source}_{name}"),
     }
 }

@@ -46,7 +46,12 @@ fn refused<T: std::fmt::Debug>(result: Result<T>) -> (String, String) {
 }
 
 fn field(f: &PartitionField) -> (i32, &str, Transform, i32) {
-    (f.field_id, f.name.as_str(), f.transform, f.source_id)
+    (
+        f.field_id,
+        f.name.as_str(),
+        f.transform.clone(),
+        f.source_id,
+    )
 }
 
 #[test]

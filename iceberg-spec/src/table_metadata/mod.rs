@@ -141,6 +141,10 @@ impl TableMetadata {
         } else {
             sort_order
         };
+        // Strictly, as for writing: a loaded table may hold a transform this library does
+        // not know, a new one may not (nothing could be written to it).
+        spec.validate(&schema)?;
+        sort_order.validate(&schema)?;
         let meta = Self {
             format_version,
             table_uuid: Some(table_uuid),

@@ -227,3 +227,58 @@ fn the_schema_for_a_spec_binds_its_sources() {
     );
     assert_eq!(m.schema_for_spec(&gone).unwrap().schema_id(), 1);
 }
+
+/// The spec: "All v3 readers are required to read tables with unknown transforms". Metadata
+/// whose default spec and sort order use a transform this library does not know loads and is
+/// written back unchanged; only a new table (or a write) refuses it.
+#[test]
+fn unknown_transforms_load_and_are_written_back_but_no_new_table_has_one() {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&table(FormatVersion::V3).to_json().unwrap()).unwrap();
+    v["partition-specs"][0]["fields"][0]["transform"] = "zorder".into();
+    v["sort-orders"] = serde_json::json!([
+        {"order-id": 0, "fields": []},
+        {"order-id": 1, "fields": [{"transform": "hilbert[2]", "source-id": 2,
+                                    "direction": "asc", "null-order": "nulls-first"}]}]);
+    v["default-sort-order-id"] = 1.into();
+    let m = TableMetadata::from_json(&v.to_string()).unwrap();
+    let spec = m.default_spec().unwrap();
+    assert_eq!(
+        spec.fields()[0].transform,
+        Transform::Unknown("zorder".into())
+    );
+    assert!(spec.has_unknown_transform());
+    let back: serde_json::Value = serde_json::from_str(&m.to_json().unwrap()).unwrap();
+    assert_eq!(back, v);
+    // Where its values would be needed, the error names the transform.
+    let err = spec
+        .partition_type(m.current_schema().unwrap())
+        .unwrap_err();
+    assert!(err.to_string().contains("zorder"), "{err}");
+    let order = m.default_sort_order().unwrap().clone();
+    assert!(order.validate(m.current_schema().unwrap()).is_err());
+    let err = TableMetadata::new_table(
+        FormatVersion::V3,
+        Uuid::nil(),
+        "s3://b/t",
+        schema(),
+        spec.clone(),
+        SortOrder::unsorted(),
+        BTreeMap::new(),
+        0,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("zorder"), "{err}");
+    let err = TableMetadata::new_table(
+        FormatVersion::V3,
+        Uuid::nil(),
+        "s3://b/t",
+        schema(),
+        PartitionSpec::unpartitioned(),
+        order,
+        BTreeMap::new(),
+        0,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("hilbert[2]"), "{err}");
+}

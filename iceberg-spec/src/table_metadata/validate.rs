@@ -86,7 +86,7 @@ impl TableMetadata {
                 ));
             }
         }
-        self.default_spec()?.validate(schema).map_err(|e| {
+        self.default_spec()?.validate_loaded(schema).map_err(|e| {
             Error::invalid_metadata("partition-specs", format!("default spec: {e}"))
         })?;
 
@@ -97,7 +97,7 @@ impl TableMetadata {
             )
         })?;
         order
-            .validate(schema)
+            .validate_loaded(schema)
             .map_err(|e| Error::invalid_metadata("sort-orders", format!("default order: {e}")))?;
 
         // Sorted ids, not a hash set: this runs on every commit, over the whole history.

@@ -86,6 +86,7 @@ impl Transform {
             }
             Self::Bucket(_) => int(text.parse::<i64>().map_err(|_| bad())?),
             Self::Identity | Self::Truncate(_) | Self::Void => parse_value(source_type, text),
+            Self::Unknown(name) => Err(Self::unknown_error(name)),
         }
     }
 }

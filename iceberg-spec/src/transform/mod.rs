@@ -38,7 +38,7 @@ pub use temporal::{
 pub use truncate::{truncate_bytes, truncate_decimal, truncate_i32, truncate_i64, truncate_str};
 
 /// A partition (or sort) transform.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Transform {
     /// The source value, unmodified.
     Identity,
@@ -56,6 +56,13 @@ pub enum Transform {
     Hour,
     /// Always null.
     Void,
+    /// A transform this library does not know, kept by its name (`zorder`, `bucket[x]`).
+    ///
+    /// The spec requires readers to load tables that use one and forbids writers to commit
+    /// data with it: metadata holding one loads and is written back unchanged, manifests of
+    /// its spec are read (their values take the manifest's own Avro types) and carried, and
+    /// anything that would compute, order by or write values of it is refused.
+    Unknown(String),
 }
 
 impl Transform {
@@ -67,7 +74,8 @@ impl Transform {
                 source,
                 P::Geometry { .. } | P::Geography { .. } | P::Variant | P::Unknown
             ),
-            Self::Void => true,
+            // Java assumes an unknown transform takes any type (`UnknownTransform`).
+            Self::Void | Self::Unknown(_) => true,
             Self::Bucket(_) => matches!(
                 source,
                 P::Int
@@ -103,8 +111,12 @@ impl Transform {
     ///
     /// # Errors
     /// [`Error::TransformSourceType`] when the transform does not accept `source`;
-    /// [`Error::InvalidTransform`] for a bucket count or width outside `1..=i32::MAX`.
+    /// [`Error::InvalidTransform`] for a bucket count or width outside `1..=i32::MAX` and
+    /// for an unknown transform, whose type no one can tell.
     pub fn result_type(&self, source: &PrimitiveType) -> Result<PrimitiveType> {
+        if let Self::Unknown(name) = self {
+            return Err(Self::unknown_error(name));
+        }
         if let Self::Bucket(n) | Self::Truncate(n) = self
             && (*n == 0 || *n > i32::MAX as u32)
         {
@@ -124,7 +136,23 @@ impl Transform {
             Self::Identity | Self::Truncate(_) | Self::Void => source.clone(),
             Self::Bucket(_) | Self::Year | Self::Month | Self::Hour => PrimitiveType::Int,
             Self::Day => PrimitiveType::Date,
+            Self::Unknown(name) => return Err(Self::unknown_error(name)),
         })
+    }
+
+    /// True for a transform this library does not know ([`Transform::Unknown`]).
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Self::Unknown(_))
+    }
+
+    /// The error for using an unknown transform where its values or type are needed.
+    fn unknown_error(name: &str) -> Error {
+        Error::InvalidTransform {
+            text: name.to_string(),
+            reason: "a transform this library does not know: tables using it load, but no data \
+                     can be written, ordered or committed with it (the spec forbids writers to)"
+                .into(),
+        }
     }
 
     /// The result type when it does not depend on the source type (bucket, year, month, hour:
@@ -133,7 +161,7 @@ impl Transform {
         match self {
             Self::Bucket(_) | Self::Year | Self::Month | Self::Hour => Some(PrimitiveType::Int),
             Self::Day => Some(PrimitiveType::Date),
-            Self::Identity | Self::Truncate(_) | Self::Void => None,
+            Self::Identity | Self::Truncate(_) | Self::Void | Self::Unknown(_) => None,
         }
     }
 
@@ -173,6 +201,7 @@ impl Transform {
         let result = match self {
             Self::Identity => Some(value.clone()),
             Self::Void => return Ok(None),
+            Self::Unknown(name) => return Err(Self::unknown_error(name)),
             Self::Bucket(n) => {
                 let n = self.positive(*n)?;
                 bucket::hash_datum(value).map(|h| Datum::Int(bucket::bucket_index(h, n)))
@@ -195,9 +224,10 @@ impl Transform {
         Ok(param)
     }
 
-    /// True when values that sort in order also transform in order (all but bucket and void).
+    /// True when values that sort in order also transform in order (all but bucket, void
+    /// and unknown ones).
     pub fn preserves_order(&self) -> bool {
-        !matches!(self, Self::Bucket(_) | Self::Void)
+        !matches!(self, Self::Bucket(_) | Self::Void | Self::Unknown(_))
     }
 
     /// Suffix of the default partition field name at table creation (`id_bucket`, `ts_day`).
@@ -211,6 +241,7 @@ impl Transform {
             Self::Day => Some("day"),
             Self::Hour => Some("hour"),
             Self::Void => Some("null"),
+            Self::Unknown(_) => None,
         }
     }
 }
@@ -226,6 +257,7 @@ impl fmt::Display for Transform {
             Self::Day => f.write_str("day"),
             Self::Hour => f.write_str("hour"),
             Self::Void => f.write_str("void"),
+            Self::Unknown(name) => f.write_str(name),
         }
     }
 }
@@ -233,14 +265,24 @@ impl fmt::Display for Transform {
 impl FromStr for Transform {
     type Err = Error;
 
+    /// Parses a transform as Java's `Transforms.fromString` does: names ignore case, a
+    /// `bucket[N]` or `truncate[W]` needs `N`, `W` in `1..=2147483647`, and any other text is
+    /// an [`Transform::Unknown`] transform (readers must load tables that use one).
+    ///
+    /// # Errors
+    /// [`Error::InvalidTransform`] for empty text or a bucket count or width of digits
+    /// outside `1..=2147483647`.
     fn from_str(text: &str) -> Result<Self> {
-        // Java matches names ignoring case (`Bucket[16]` is `bucket[16]`).
         let lower = text.trim().to_ascii_lowercase();
         let s = lower.as_str();
+        // Java's `(\w+)\[(\d+)\]`: only digits make a parameter; `bucket[x]` is unknown.
         let param = |name: &str| -> Option<Result<u32>> {
             let inner = s.strip_prefix(name)?.strip_prefix('[')?.strip_suffix(']')?;
-            // Java reads the parameter as an int: 1..=2147483647.
-            Some(match inner.trim().parse::<u32>() {
+            if inner.is_empty() || !inner.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            // Java reads the parameter as an int and refuses 0: 1..=2147483647.
+            Some(match inner.parse::<u32>() {
                 Ok(n) if n > 0 && n <= i32::MAX as u32 => Ok(n),
                 _ => Err(Error::InvalidTransform {
                     text: text.to_string(),
@@ -254,18 +296,21 @@ impl FromStr for Transform {
         if let Some(w) = param("truncate") {
             return Ok(Self::Truncate(w?));
         }
-        match s {
-            "identity" => Ok(Self::Identity),
-            "year" => Ok(Self::Year),
-            "month" => Ok(Self::Month),
-            "day" => Ok(Self::Day),
-            "hour" => Ok(Self::Hour),
-            "void" => Ok(Self::Void),
-            _ => Err(Error::InvalidTransform {
-                text: text.to_string(),
-                reason: "not a transform this library knows; writers must not commit with an unknown transform".into(),
-            }),
-        }
+        Ok(match s {
+            "identity" => Self::Identity,
+            "year" => Self::Year,
+            "month" => Self::Month,
+            "day" => Self::Day,
+            "hour" => Self::Hour,
+            "void" => Self::Void,
+            "" => {
+                return Err(Error::InvalidTransform {
+                    text: text.to_string(),
+                    reason: "empty".into(),
+                });
+            }
+            _ => Self::Unknown(text.to_string()),
+        })
     }
 }
 

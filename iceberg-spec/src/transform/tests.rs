@@ -13,7 +13,8 @@ fn dec(unscaled: i128, precision: u32, scale: u32) -> Datum {
     Datum::decimal(unscaled, precision, scale).unwrap()
 }
 
-fn apply(t: Transform, d: Datum) -> Datum {
+fn apply(t: impl std::borrow::Borrow<Transform>, d: Datum) -> Datum {
+    let t = t.borrow();
     t.apply(Some(&d)).unwrap().unwrap()
 }
 
@@ -151,13 +152,13 @@ fn time_transforms_table() {
 fn truncate_examples() {
     let t10 = Transform::Truncate(10);
     for (v, want) in [(1, 0), (9, 0), (10, 10), (-1, -10)] {
-        assert_eq!(apply(t10, Datum::Int(v)), Datum::Int(want));
-        assert_eq!(apply(t10, Datum::Long(v.into())), Datum::Long(want.into()));
+        assert_eq!(apply(&t10, Datum::Int(v)), Datum::Int(want));
+        assert_eq!(apply(&t10, Datum::Long(v.into())), Datum::Long(want.into()));
     }
     // Java wraps below the minimum: MIN - ((MIN % 10 + 10) % 10) = MIN - 2.
-    assert_eq!(apply(t10, Datum::Int(i32::MIN)), Datum::Int(2_147_483_646));
+    assert_eq!(apply(&t10, Datum::Int(i32::MIN)), Datum::Int(2_147_483_646));
     assert_eq!(
-        apply(t10, Datum::Long(i64::MIN)),
+        apply(&t10, Datum::Long(i64::MIN)),
         Datum::Long(9_223_372_036_854_775_806)
     );
     assert_eq!(
@@ -165,7 +166,7 @@ fn truncate_examples() {
         Datum::Int(2_147_483_647)
     );
     assert_eq!(
-        apply(t10, Datum::Int(i32::MIN + 8)),
+        apply(&t10, Datum::Int(i32::MIN + 8)),
         Datum::Int(i32::MIN + 8)
     );
     let d = apply(Transform::Truncate(50), dec(1_065, 4, 2));
@@ -250,6 +251,41 @@ fn names_ignore_case_and_parameters_are_ints() {
             crate::partition_expr::partition_spec(&[expr.to_string()], &schema).is_err(),
             "{expr}"
         );
+    }
+}
+
+/// Java's `Transforms.fromString`: any name it does not know is an `UnknownTransform` kept by
+/// its text (readers must load such tables), but nothing can be computed with it.
+#[test]
+fn unknown_names_are_kept_and_refused_only_where_used() {
+    for text in [
+        "zorder",
+        "bucket[x]",
+        "truncate[-1]",
+        "Bucket[ 4 ]",
+        "geohash[12]",
+    ] {
+        let t: Transform = text.parse().unwrap();
+        assert_eq!(t, Transform::Unknown(text.to_string()), "{text}");
+        assert!(t.is_unknown());
+        // Written back exactly as read.
+        assert_eq!(t.to_string(), text);
+        let json = serde_json::to_value(&t).unwrap();
+        assert_eq!(json, serde_json::Value::String(text.into()));
+        assert_eq!(serde_json::from_value::<Transform>(json).unwrap(), t);
+        assert!(t.can_transform(&P::Long));
+        assert!(!t.preserves_order());
+        assert_eq!(t.fixed_result_type(), None);
+        let err = t.result_type(&P::Long).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidTransform { .. }),
+            "{text}: {err}"
+        );
+        assert!(err.to_string().contains(text), "{err}");
+        assert!(t.apply(Some(&Datum::Long(1))).is_err());
+    }
+    for text in ["", "  ", "bucket[0]", "truncate[0]", "bucket[99999999999]"] {
+        assert!(text.parse::<Transform>().is_err(), "{text}");
     }
 }
 
@@ -600,11 +636,11 @@ proptest! {
         if near_min(&a) || near_min(&b) {
             return Ok(());
         }
-        let ta = apply(t, a.clone());
-        prop_assert_eq!(apply(t, ta.clone()), ta.clone());
+        let ta = apply(&t, a.clone());
+        prop_assert_eq!(apply(&t, ta.clone()), ta.clone());
         if let Some(ord) = a.compare(&b) {
             // a <= b implies t(a) <= t(b), and symmetrically.
-            let tb = apply(t, b);
+            let tb = apply(&t, b);
             let tord = ta.compare(&tb).unwrap();
             match ord {
                 std::cmp::Ordering::Less => prop_assert_ne!(tord, std::cmp::Ordering::Greater),

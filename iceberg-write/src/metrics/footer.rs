@@ -129,10 +129,23 @@ pub(crate) fn footer_metrics(
                 continue;
             }
             let (lo, hi) = decode_min_max(stats, &leaf.stats_type);
-            if let Some(lo) = lo.and_then(|d| leaf.convert(d)) {
+            let (lo, hi) = (
+                lo.and_then(|d| leaf.convert(d)),
+                hi.and_then(|d| leaf.convert(d)),
+            );
+            // A min or max that is there but does not decode (string bytes that are not
+            // UTF-8, as Hive and Spark may write) leaves the chunk's values unbounded: the
+            // other chunks' bounds alone would exclude them.
+            if (stats.min_bytes_opt().is_some() && lo.is_none())
+                || (stats.max_bytes_opt().is_some() && hi.is_none())
+            {
+                entry.bounds_usable = false;
+                continue;
+            }
+            if let Some(lo) = lo {
                 entry.min = merge_min(entry.min.take(), lo);
             }
-            if let Some(hi) = hi.and_then(|d| leaf.convert(d)) {
+            if let Some(hi) = hi {
                 entry.max = merge_max(entry.max.take(), hi);
             }
         }

@@ -93,6 +93,19 @@ pub(crate) fn file_metrics(
     file_metrics_of(&footer::footer_metrics(meta, leaves), schema, modes, arrays)
 }
 
+/// Whether a uuid column's footer bounds (unsigned byte order) are also bounds in Java's
+/// signed-long order: when they share their first 8 bytes and sign class, every value between
+/// them does too, and both orders rank those values alike.
+fn footer_uuid_bounds_agree(lower: Option<&Datum>, upper: Option<&Datum>) -> bool {
+    use iceberg_spec::datum::uuid_order::uuid_sign_class;
+    match (lower, upper) {
+        (Some(Datum::Uuid(l)), Some(Datum::Uuid(u))) => {
+            l.as_bytes()[..8] == u.as_bytes()[..8] && uuid_sign_class(l) == uuid_sign_class(u)
+        }
+        _ => false,
+    }
+}
+
 /// [`file_metrics`] from footer sums already computed.
 pub(crate) fn file_metrics_of(
     columns: &BTreeMap<i32, ColumnFooter>,
@@ -139,6 +152,12 @@ pub(crate) fn file_metrics_of(
         out.value_counts.insert(id, col.values);
         out.null_value_counts.insert(id, col.nulls);
         let (mut lower, mut upper) = (col.min.clone(), col.max.clone());
+        if *ty == PrimitiveType::Uuid && !footer_uuid_bounds_agree(lower.as_ref(), upper.as_ref()) {
+            // Footer bounds (another writer's file) are in the spec's unsigned byte order;
+            // Java compares uuids as signed longs and would skip the file for a value
+            // between them in its order. Kept only where the two orders agree.
+            (lower, upper) = (None, None);
+        }
         if let (true, Some(arrays)) = (ty.is_floating(), arrays) {
             let stats = arrays.floats.get(&id).copied().unwrap_or_default();
             out.nan_value_counts.insert(id, stats.nan_count);

@@ -71,7 +71,7 @@ impl Partitioner {
             )?));
             fields.push(FieldPlan {
                 name: f.name.clone(),
-                transform: f.transform,
+                transform: f.transform.clone(),
                 source_id: f.source_id,
                 source_type,
                 result_type,

@@ -49,7 +49,8 @@ pub fn transform_array(
         Transform::Year | Transform::Month | Transform::Day | Transform::Hour => {
             temporal(source, source_type, transform)
         }
-        Transform::Bucket(_) | Transform::Truncate(_) => None,
+        // Unknown: refused by `result_type` above.
+        Transform::Bucket(_) | Transform::Truncate(_) | Transform::Unknown(_) => None,
     };
     match vectorized {
         Some(a) => Ok(a),
@@ -212,9 +213,14 @@ mod tests {
 
     use super::*;
 
-    fn check(transform: Transform, ty: PrimitiveType, values: Vec<Option<Datum>>) {
+    fn check(
+        transform: impl std::borrow::Borrow<Transform>,
+        ty: PrimitiveType,
+        values: Vec<Option<Datum>>,
+    ) {
+        let transform = transform.borrow();
         let source = array_of(&ty, &values, "c").unwrap();
-        let out = transform_array(&transform, &ty, &source, "c").unwrap();
+        let out = transform_array(transform, &ty, &source, "c").unwrap();
         let rt = transform.result_type(&ty).unwrap();
         assert_eq!(
             out.data_type(),
@@ -268,7 +274,7 @@ mod tests {
             Transform::Void,
             Transform::Identity,
         ] {
-            check(tr, PrimitiveType::Timestamp, ts.clone());
+            check(&tr, PrimitiveType::Timestamp, ts.clone());
             let ns = ts
                 .iter()
                 .map(|d| {
@@ -278,7 +284,7 @@ mod tests {
                     })
                 })
                 .collect();
-            check(tr, PrimitiveType::TimestamptzNs, ns);
+            check(&tr, PrimitiveType::TimestamptzNs, ns);
         }
         let dates = vec![Some(Datum::Date(17486)), Some(Datum::Date(-1)), None];
         for tr in [
@@ -287,17 +293,17 @@ mod tests {
             Transform::Day,
             Transform::Bucket(16),
         ] {
-            check(tr, PrimitiveType::Date, dates.clone());
+            check(&tr, PrimitiveType::Date, dates.clone());
         }
         for tr in [Transform::Truncate(3), Transform::Bucket(7)] {
             check(
-                tr,
+                &tr,
                 PrimitiveType::Int,
                 vec![Some(Datum::Int(-1)), Some(Datum::Int(10)), None],
             );
-            check(tr, PrimitiveType::Long, vec![Some(Datum::Long(-11)), None]);
+            check(&tr, PrimitiveType::Long, vec![Some(Datum::Long(-11)), None]);
             check(
-                tr,
+                &tr,
                 PrimitiveType::String,
                 vec![
                     Some(Datum::String("😀😀😀😀".into())),
@@ -306,12 +312,12 @@ mod tests {
                 ],
             );
             check(
-                tr,
+                &tr,
                 PrimitiveType::Binary,
                 vec![Some(Datum::Binary(vec![1, 2, 3, 4])), None],
             );
             check(
-                tr,
+                &tr,
                 PrimitiveType::Decimal {
                     precision: 9,
                     scale: 2,
@@ -386,7 +392,7 @@ mod tests {
             ];
             for (ty, values) in typed {
                 if tr.can_transform(&ty) {
-                    check(tr, ty, values);
+                    check(&tr, ty, values);
                 }
             }
         }

@@ -121,7 +121,7 @@ fn input() -> iceberg_write::arrow_array::RecordBatch {
                     .unwrap(),
             ),
             Arc::new(
-                Decimal128Array::from(vec![Some(1i128 << 70), Some(-1)])
+                Decimal128Array::from(vec![Some(1i128 << 64), Some(-1)])
                     .with_precision_and_scale(20, 2)
                     .unwrap(),
             ),

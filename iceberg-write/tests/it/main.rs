@@ -5,6 +5,7 @@
 mod common;
 mod dictionary;
 mod import;
+mod import_bounds;
 mod layout;
 mod locations;
 mod many_partitions;

@@ -100,6 +100,9 @@ pub struct CompactionReport {
     pub skipped_with_deletes: usize,
     /// Small files left alone because their columns are not the current schema's.
     pub skipped_other_schema: usize,
+    /// Small files left alone because their spec uses a transform this library does not
+    /// know (their manifests cannot be written again).
+    pub skipped_unknown_transform: usize,
     /// Commit attempts.
     pub attempts: u32,
 }
@@ -234,6 +237,16 @@ impl RewriteDataFiles {
         for live in data.iter().filter(|l| size(&l.file) < small) {
             if deleted_partitions.applies_to(&live.file) {
                 report.skipped_with_deletes += 1;
+                continue;
+            }
+            // Neither its manifests nor files of a spec using such a transform can be
+            // written (the spec forbids writers to).
+            let unknown = |id| {
+                meta.spec_by_id(id)
+                    .is_none_or(|s| s.has_unknown_transform())
+            };
+            if unknown(live.file.spec_id) || unknown(meta.default_spec_id) {
+                report.skipped_unknown_transform += 1;
                 continue;
             }
             // Files of an older spec may hold rows of many partitions of the current one:

@@ -64,8 +64,19 @@ fn align_struct(
     let mut source_of: Vec<Option<usize>> = vec![None; fields.len()];
     for (si, sf) in src_fields.iter().enumerate() {
         let by_name = fields.iter().position(|f| f.name == *sf.name());
-        let pos = by_name
-            .or_else(|| field_id_of(sf).and_then(|id| fields.iter().position(|f| f.id == id)));
+        let id = field_id_of(sf);
+        // A name and an id naming two different columns (a batch of the schema before a
+        // rename swapped names): either could be meant, so neither is guessed.
+        if let (Some(p), Some(id)) = (by_name, id)
+            && fields[p].id != id
+        {
+            return Err(Error::FieldIdConflict {
+                column: full_name(prefix, sf.name()),
+                field_id: id,
+                table_field_id: fields[p].id,
+            });
+        }
+        let pos = by_name.or_else(|| id.and_then(|id| fields.iter().position(|f| f.id == id)));
         match pos {
             Some(p) if source_of[p].is_none() => source_of[p] = Some(si),
             _ => {
@@ -176,8 +187,9 @@ fn align_array(
             let (_, offsets, values, nulls) = list.into_parts();
             let elem_name = full_name(full, &l.element_field.name);
             let values = visible_slice(&values, &offsets);
+            let (offsets, values) =
+                drop_under_null_slots(rebase(offsets), values, nulls.as_ref(), full)?;
             let values = align_array(&values, &l.element_field, target_elem, &elem_name, None)?;
-            let offsets = rebase(offsets);
             let array = ListArray::try_new(target_elem.clone(), offsets, values, nulls)
                 .map_err(|e| Error::arrow(full, e))?;
             Ok(Arc::new(array))
@@ -192,6 +204,8 @@ fn align_array(
             let map = src.as_map().clone();
             let (_, offsets, entries, nulls, _) = map.into_parts();
             let entries = visible_slice(&(Arc::new(entries) as ArrayRef), &offsets);
+            let (offsets, entries) =
+                drop_under_null_slots(rebase(offsets), entries, nulls.as_ref(), full)?;
             let entries = entries.as_struct();
             let key = align_array(
                 entries.column(0),
@@ -209,14 +223,8 @@ fn align_array(
             )?;
             let entries = StructArray::try_new(target_kv.clone(), vec![key, value], None)
                 .map_err(|e| Error::arrow(full, e))?;
-            let array = MapArray::try_new(
-                target_entries.clone(),
-                rebase(offsets),
-                entries,
-                nulls,
-                *sorted,
-            )
-            .map_err(|e| Error::arrow(full, e))?;
+            let array = MapArray::try_new(target_entries.clone(), offsets, entries, nulls, *sorted)
+                .map_err(|e| Error::arrow(full, e))?;
             Ok(Arc::new(array))
         }
         _ => Err(mismatch()),
@@ -246,6 +254,34 @@ fn rebase(offsets: arrow_buffer::OffsetBuffer<i32>) -> arrow_buffer::OffsetBuffe
     }
     let shifted: Vec<i32> = offsets.iter().map(|o| o - first).collect();
     arrow_buffer::OffsetBuffer::new(shifted.into())
+}
+
+/// Rebased `offsets` and their `values` without the values under null slots: Arrow lets a
+/// null list or map slot cover values (a `FixedSizeList`'s null slots always do), which are
+/// no part of the data but would be checked (nulls of a required element) and written.
+fn drop_under_null_slots(
+    offsets: arrow_buffer::OffsetBuffer<i32>,
+    values: ArrayRef,
+    nulls: Option<&NullBuffer>,
+    full: &str,
+) -> Result<(arrow_buffer::OffsetBuffer<i32>, ArrayRef)> {
+    let Some(nulls) = nulls.filter(|n| n.null_count() > 0) else {
+        return Ok((offsets, values));
+    };
+    let slots = || nulls.iter().zip(offsets.windows(2));
+    if !slots().any(|(valid, w)| !valid && w[1] > w[0]) {
+        return Ok((offsets, values));
+    }
+    let mut keep = arrow_buffer::BooleanBufferBuilder::new(values.len());
+    let mut lengths = Vec::with_capacity(nulls.len());
+    for (valid, w) in slots() {
+        let len = usize::try_from(w[1] - w[0]).unwrap_or(0);
+        keep.append_n(len, valid);
+        lengths.push(if valid { len } else { 0 });
+    }
+    let mask = arrow_array::BooleanArray::new(keep.finish(), None);
+    let values = arrow_select::filter::filter(&values, &mask).map_err(|e| Error::arrow(full, e))?;
+    Ok((arrow_buffer::OffsetBuffer::from_lengths(lengths), values))
 }
 
 /// Refuses nulls in a required column where its parent is non-null.
@@ -280,14 +316,22 @@ fn cast_primitive(
     if !allowed(from, p) {
         return Ok(None);
     }
-    if src.data_type() == to {
-        return Ok(Some(src.clone()));
-    }
     let src = if let DataType::Dictionary(_, v) = src.data_type() {
         arrow_cast::cast(src, v).map_err(|e| Error::arrow(full, e))?
     } else {
         src.clone()
     };
+    if let PrimitiveType::Decimal { precision, .. } = p {
+        // Arrow does not hold values to their type's precision, and Parquet's writer keeps
+        // only the low bytes of one that is too wide: checked here, as Java's writer does.
+        check_decimal_precision(&src, *precision, full)?;
+    }
+    if src.data_type() == to {
+        return Ok(Some(src));
+    }
+    if let DataType::Date64 = src.data_type() {
+        return date64_to_days(&src, full).map(Some);
+    }
     // Lossy unit reductions floor (as the time transforms do) instead of truncating to zero.
     let floored = match (src.data_type(), to) {
         (
@@ -319,6 +363,62 @@ fn cast_primitive(
         .map_err(|e| Error::arrow(full, e))
 }
 
+/// Refuses a decimal value with more digits than `precision` (nulls aside).
+fn check_decimal_precision(src: &ArrayRef, precision: u32, full: &str) -> Result<()> {
+    use arrow_array::types::DecimalType;
+    use arrow_array::types::{Decimal32Type, Decimal64Type, Decimal128Type, Decimal256Type};
+    fn check<T: DecimalType>(src: &ArrayRef, precision: u32) -> std::result::Result<(), String> {
+        // Every value of a narrower Arrow type fits a precision at least its maximum.
+        let p = u8::try_from(precision).unwrap_or(u8::MAX);
+        if p >= T::MAX_PRECISION {
+            return Ok(());
+        }
+        let array = src.as_primitive::<T>();
+        match array
+            .iter()
+            .flatten()
+            .find(|v| !T::is_valid_decimal_precision(*v, p))
+        {
+            Some(v) => Err(format!(
+                "the value {} does not fit decimal({precision}, {})",
+                T::format_decimal(v, T::MAX_PRECISION, array.scale()),
+                array.scale()
+            )),
+            None => Ok(()),
+        }
+    }
+    let result = match src.data_type() {
+        DataType::Decimal32(..) => check::<Decimal32Type>(src, precision),
+        DataType::Decimal64(..) => check::<Decimal64Type>(src, precision),
+        DataType::Decimal128(..) => check::<Decimal128Type>(src, precision),
+        DataType::Decimal256(..) => check::<Decimal256Type>(src, precision),
+        _ => Ok(()),
+    };
+    result.map_err(|reason| Error::ValueOutOfRange {
+        column: full.to_string(),
+        reason,
+    })
+}
+
+/// `Date64` milliseconds as `Date32` days, refusing a value that is not a whole day (Arrow's
+/// own cast would truncate it) or out of the date range.
+fn date64_to_days(src: &ArrayRef, full: &str) -> Result<ArrayRef> {
+    const MS_PER_DAY: i64 = 86_400_000;
+    let ms = src.as_primitive::<arrow_array::types::Date64Type>();
+    let bad = ms.iter().flatten().find(|v| {
+        v.rem_euclid(MS_PER_DAY) != 0 || i32::try_from(v.div_euclid(MS_PER_DAY)).is_err()
+    });
+    if let Some(v) = bad {
+        return Err(Error::ValueOutOfRange {
+            column: full.to_string(),
+            reason: format!("the Date64 value {v} ms is not a whole day of the date range"),
+        });
+    }
+    let days: PrimitiveArray<arrow_array::types::Date32Type> =
+        ms.unary(|v| v.div_euclid(MS_PER_DAY) as i32);
+    Ok(Arc::new(days))
+}
+
 /// Whether Arrow values of type `from` may be written to an Iceberg `p` column.
 fn allowed(from: &DataType, p: &PrimitiveType) -> bool {
     use DataType as D;
@@ -341,7 +441,7 @@ fn allowed(from: &DataType, p: &PrimitiveType) -> bool {
             }
             _ => false,
         },
-        P::Date => matches!(from, D::Date32),
+        P::Date => matches!(from, D::Date32 | D::Date64),
         P::Time => matches!(from, D::Time32(_) | D::Time64(_)),
         P::Timestamp | P::TimestampNs => matches!(from, D::Timestamp(_, None)),
         P::Timestamptz | P::TimestamptzNs => matches!(from, D::Timestamp(_, Some(_))),
@@ -357,320 +457,4 @@ fn allowed(from: &DataType, p: &PrimitiveType) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::panic)]
-    use std::collections::HashMap;
-
-    use arrow_array::{Float32Array, Int32Array, StringArray, TimestampNanosecondArray};
-    use arrow_schema::{Field, Schema as ArrowSchema};
-    use iceberg_spec::Schema;
-    use iceberg_spec::types::StructType;
-
-    use super::*;
-    use crate::to_arrow::arrow_schema;
-
-    fn table() -> Schema {
-        Schema::new(
-            0,
-            vec![
-                NestedField::required(1, "id", PrimitiveType::Long),
-                NestedField::optional(2, "name", PrimitiveType::String),
-                NestedField::optional(3, "score", PrimitiveType::Double),
-                NestedField::optional(4, "ts", PrimitiveType::Timestamp),
-                NestedField::optional(
-                    5,
-                    "s",
-                    Type::Struct(StructType::new(vec![NestedField::required(
-                        6,
-                        "x",
-                        PrimitiveType::Int,
-                    )])),
-                ),
-            ],
-        )
-        .unwrap()
-    }
-
-    fn align(batch: &RecordBatch) -> Result<RecordBatch> {
-        let t = table();
-        let target = Arc::new(arrow_schema(&t).unwrap());
-        align_batch(batch, t.fields(), &target)
-    }
-
-    fn batch(fields: Vec<Field>, cols: Vec<ArrayRef>) -> RecordBatch {
-        RecordBatch::try_new(Arc::new(ArrowSchema::new(fields)), cols).unwrap()
-    }
-
-    /// A column the input leaves out gets its `write-default` (v3), a required one too; one
-    /// without a default stays null (optional) or is refused (required).
-    #[test]
-    fn missing_columns_get_their_write_default() {
-        let with_default = |mut f: NestedField, v: serde_json::Value| {
-            f.write_default = Some(v);
-            f
-        };
-        let t = Schema::new(
-            0,
-            vec![
-                NestedField::required(1, "id", PrimitiveType::Long),
-                with_default(
-                    NestedField::required(2, "flag", PrimitiveType::Boolean),
-                    serde_json::json!(true),
-                ),
-                with_default(
-                    NestedField::optional(3, "age", PrimitiveType::Int),
-                    serde_json::json!(25),
-                ),
-                with_default(
-                    NestedField::optional(4, "label", PrimitiveType::String),
-                    serde_json::json!("x"),
-                ),
-                with_default(
-                    NestedField::optional(
-                        5,
-                        "price",
-                        PrimitiveType::Decimal {
-                            precision: 9,
-                            scale: 2,
-                        },
-                    ),
-                    serde_json::json!("12.50"),
-                ),
-                NestedField::optional(6, "note", PrimitiveType::String),
-            ],
-        )
-        .unwrap();
-        let target = Arc::new(arrow_schema(&t).unwrap());
-        let b = batch(
-            vec![Field::new("id", DataType::Int64, false)],
-            vec![Arc::new(arrow_array::Int64Array::from(vec![1, 2, 3]))],
-        );
-        let out = align_batch(&b, t.fields(), &target).unwrap();
-        let flags = out.column(1).as_boolean();
-        assert!((0..3).all(|i| flags.value(i)) && flags.null_count() == 0);
-        let ages = out
-            .column(2)
-            .as_primitive::<arrow_array::types::Int32Type>();
-        assert_eq!(ages.values().to_vec(), vec![25, 25, 25]);
-        assert_eq!(out.column(3).as_string::<i32>().value(2), "x");
-        let prices = out
-            .column(4)
-            .as_primitive::<arrow_array::types::Decimal128Type>();
-        assert_eq!(prices.value(0), 1250);
-        assert_eq!(out.column(5).null_count(), 3);
-        // Required without a default: refused, naming it.
-        let bare = Schema::new(
-            0,
-            vec![
-                NestedField::required(1, "id", PrimitiveType::Long),
-                NestedField::required(2, "flag", PrimitiveType::Boolean),
-            ],
-        )
-        .unwrap();
-        let target = Arc::new(arrow_schema(&bare).unwrap());
-        let err = align_batch(&b, bare.fields(), &target).unwrap_err();
-        assert!(
-            matches!(&err, Error::MissingColumn { name } if name == "flag"),
-            "{err}"
-        );
-    }
-
-    /// Values for an `unknown` column (always null) are refused, not dropped; nulls pass.
-    #[test]
-    fn values_for_an_unknown_column_are_refused() {
-        let t = Schema::new(
-            0,
-            vec![
-                NestedField::required(1, "id", PrimitiveType::Long),
-                NestedField::optional(2, "later", PrimitiveType::Unknown),
-            ],
-        )
-        .unwrap();
-        let target = Arc::new(arrow_schema(&t).unwrap());
-        let with = |later: ArrayRef| {
-            batch(
-                vec![
-                    Field::new("id", DataType::Int64, false),
-                    Field::new("later", later.data_type().clone(), true),
-                ],
-                vec![Arc::new(arrow_array::Int64Array::from(vec![1, 2])), later],
-            )
-        };
-        let err = align_batch(
-            &with(Arc::new(Int32Array::from(vec![Some(7), None]))),
-            t.fields(),
-            &target,
-        )
-        .unwrap_err();
-        assert!(
-            matches!(&err, Error::TypeMismatch { column, .. } if column == "later"),
-            "{err}"
-        );
-        align_batch(
-            &with(Arc::new(Int32Array::from(vec![None, None]))),
-            t.fields(),
-            &target,
-        )
-        .unwrap();
-    }
-
-    /// A timestamp that does not fit nanoseconds (past 2262) is an error naming the column,
-    /// never a null written in its place.
-    #[test]
-    fn a_timestamp_past_the_nanosecond_range_is_refused() {
-        let t = Schema::new(
-            0,
-            vec![NestedField::optional(1, "at", PrimitiveType::TimestampNs)],
-        )
-        .unwrap();
-        let target = Arc::new(arrow_schema(&t).unwrap());
-        let far = 253_402_214_400_000_000i64; // 9999-12-31 in microseconds
-        let b = batch(
-            vec![Field::new(
-                "at",
-                DataType::Timestamp(TimeUnit::Microsecond, None),
-                true,
-            )],
-            vec![Arc::new(arrow_array::TimestampMicrosecondArray::from(
-                vec![0, far],
-            ))],
-        );
-        let err = align_batch(&b, t.fields(), &target).unwrap_err();
-        assert!(err.to_string().contains("at"), "{err}");
-    }
-
-    #[test]
-    fn reorders_casts_and_fills_missing() {
-        let b = batch(
-            vec![
-                Field::new("score", DataType::Float32, true),
-                Field::new("id", DataType::Int32, false),
-                Field::new("ts", DataType::Timestamp(TimeUnit::Nanosecond, None), true),
-            ],
-            vec![
-                Arc::new(Float32Array::from(vec![1.5, 2.5])),
-                Arc::new(Int32Array::from(vec![1, 2])),
-                Arc::new(TimestampNanosecondArray::from(vec![-1, 1_999])),
-            ],
-        );
-        let out = align(&b).unwrap();
-        assert_eq!(out.num_columns(), 5);
-        assert_eq!(out.column(0).data_type(), &DataType::Int64);
-        assert_eq!(out.column(1).null_count(), 2);
-        assert_eq!(
-            out.column(2)
-                .as_primitive::<arrow_array::types::Float64Type>()
-                .value(1),
-            2.5
-        );
-        let ts = out.column(3).as_primitive::<TimestampMicrosecondType>();
-        assert_eq!((ts.value(0), ts.value(1)), (-1, 1));
-        assert_eq!(out.column(4).null_count(), 2);
-    }
-
-    #[test]
-    fn falls_back_to_field_id() {
-        let meta = HashMap::from([("PARQUET:field_id".to_string(), "2".to_string())]);
-        let b = batch(
-            vec![
-                Field::new("id", DataType::Int64, false),
-                Field::new("renamed", DataType::Utf8, true).with_metadata(meta),
-            ],
-            vec![
-                Arc::new(arrow_array::Int64Array::from(vec![1])),
-                Arc::new(StringArray::from(vec!["a"])),
-            ],
-        );
-        let out = align(&b).unwrap();
-        assert_eq!(out.column(1).as_string::<i32>().value(0), "a");
-    }
-
-    #[test]
-    fn refusals_name_the_column() {
-        let b = batch(
-            vec![Field::new("name", DataType::Utf8, true)],
-            vec![Arc::new(StringArray::from(vec!["a"]))],
-        );
-        assert!(matches!(align(&b), Err(Error::MissingColumn { name }) if name == "id"));
-
-        let b = batch(
-            vec![Field::new("id", DataType::Utf8, true)],
-            vec![Arc::new(StringArray::from(vec!["a"]))],
-        );
-        match align(&b) {
-            Err(Error::TypeMismatch {
-                column,
-                expected,
-                found,
-            }) => {
-                assert_eq!(
-                    (column.as_str(), expected.as_str(), found.as_str()),
-                    ("id", "long", "Utf8")
-                );
-            }
-            other => panic!("{other:?}"),
-        }
-
-        let b = batch(
-            vec![Field::new("id", DataType::Int64, true)],
-            vec![Arc::new(arrow_array::Int64Array::from(vec![Some(1), None]))],
-        );
-        assert!(
-            matches!(align(&b), Err(Error::NullInRequiredColumn { column, nulls: 1 }) if column == "id")
-        );
-
-        let b = batch(
-            vec![
-                Field::new("id", DataType::Int64, false),
-                Field::new("extra", DataType::Int64, true),
-            ],
-            vec![
-                Arc::new(arrow_array::Int64Array::from(vec![1])),
-                Arc::new(arrow_array::Int64Array::from(vec![1])),
-            ],
-        );
-        assert!(matches!(align(&b), Err(Error::UnexpectedColumn { name }) if name == "extra"));
-    }
-
-    #[test]
-    fn required_child_of_null_struct_is_fine() {
-        let child = Field::new("x", DataType::Int32, true);
-        let s = StructArray::try_new(
-            Fields::from(vec![child.clone()]),
-            vec![Arc::new(Int32Array::from(vec![Some(1), None]))],
-            Some(NullBuffer::from(vec![true, false])),
-        )
-        .unwrap();
-        let ok = batch(
-            vec![
-                Field::new("id", DataType::Int64, false),
-                Field::new("s", s.data_type().clone(), true),
-            ],
-            vec![
-                Arc::new(arrow_array::Int64Array::from(vec![1, 2])),
-                Arc::new(s),
-            ],
-        );
-        assert!(align(&ok).is_ok());
-
-        let s = StructArray::try_new(
-            Fields::from(vec![child]),
-            vec![Arc::new(Int32Array::from(vec![Some(1), None]))],
-            None,
-        )
-        .unwrap();
-        let bad = batch(
-            vec![
-                Field::new("id", DataType::Int64, false),
-                Field::new("s", s.data_type().clone(), true),
-            ],
-            vec![
-                Arc::new(arrow_array::Int64Array::from(vec![1, 2])),
-                Arc::new(s),
-            ],
-        );
-        assert!(
-            matches!(align(&bad), Err(Error::NullInRequiredColumn { column, .. }) if column == "s.x")
-        );
-    }
-}
+mod tests;

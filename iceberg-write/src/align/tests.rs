@@ -1,0 +1,472 @@
+//! Tests of [`super::align_batch`]: matching, casts, defaults, required checks.
+
+#![allow(clippy::unwrap_used, clippy::panic)]
+use std::collections::HashMap;
+
+use arrow_array::{Float32Array, Int32Array, StringArray, TimestampNanosecondArray};
+use arrow_schema::{Field, Schema as ArrowSchema};
+use iceberg_spec::Schema;
+use iceberg_spec::types::StructType;
+
+use super::*;
+use crate::to_arrow::arrow_schema;
+
+fn table() -> Schema {
+    Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            NestedField::optional(2, "name", PrimitiveType::String),
+            NestedField::optional(3, "score", PrimitiveType::Double),
+            NestedField::optional(4, "ts", PrimitiveType::Timestamp),
+            NestedField::optional(
+                5,
+                "s",
+                Type::Struct(StructType::new(vec![NestedField::required(
+                    6,
+                    "x",
+                    PrimitiveType::Int,
+                )])),
+            ),
+        ],
+    )
+    .unwrap()
+}
+
+fn align(batch: &RecordBatch) -> Result<RecordBatch> {
+    let t = table();
+    let target = Arc::new(arrow_schema(&t).unwrap());
+    align_batch(batch, t.fields(), &target)
+}
+
+fn batch(fields: Vec<Field>, cols: Vec<ArrayRef>) -> RecordBatch {
+    RecordBatch::try_new(Arc::new(ArrowSchema::new(fields)), cols).unwrap()
+}
+
+/// A column the input leaves out gets its `write-default` (v3), a required one too; one
+/// without a default stays null (optional) or is refused (required).
+#[test]
+fn missing_columns_get_their_write_default() {
+    let with_default = |mut f: NestedField, v: serde_json::Value| {
+        f.write_default = Some(v);
+        f
+    };
+    let t = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            with_default(
+                NestedField::required(2, "flag", PrimitiveType::Boolean),
+                serde_json::json!(true),
+            ),
+            with_default(
+                NestedField::optional(3, "age", PrimitiveType::Int),
+                serde_json::json!(25),
+            ),
+            with_default(
+                NestedField::optional(4, "label", PrimitiveType::String),
+                serde_json::json!("x"),
+            ),
+            with_default(
+                NestedField::optional(
+                    5,
+                    "price",
+                    PrimitiveType::Decimal {
+                        precision: 9,
+                        scale: 2,
+                    },
+                ),
+                serde_json::json!("12.50"),
+            ),
+            NestedField::optional(6, "note", PrimitiveType::String),
+        ],
+    )
+    .unwrap();
+    let target = Arc::new(arrow_schema(&t).unwrap());
+    let b = batch(
+        vec![Field::new("id", DataType::Int64, false)],
+        vec![Arc::new(arrow_array::Int64Array::from(vec![1, 2, 3]))],
+    );
+    let out = align_batch(&b, t.fields(), &target).unwrap();
+    let flags = out.column(1).as_boolean();
+    assert!((0..3).all(|i| flags.value(i)) && flags.null_count() == 0);
+    let ages = out
+        .column(2)
+        .as_primitive::<arrow_array::types::Int32Type>();
+    assert_eq!(ages.values().to_vec(), vec![25, 25, 25]);
+    assert_eq!(out.column(3).as_string::<i32>().value(2), "x");
+    let prices = out
+        .column(4)
+        .as_primitive::<arrow_array::types::Decimal128Type>();
+    assert_eq!(prices.value(0), 1250);
+    assert_eq!(out.column(5).null_count(), 3);
+    // Required without a default: refused, naming it.
+    let bare = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            NestedField::required(2, "flag", PrimitiveType::Boolean),
+        ],
+    )
+    .unwrap();
+    let target = Arc::new(arrow_schema(&bare).unwrap());
+    let err = align_batch(&b, bare.fields(), &target).unwrap_err();
+    assert!(
+        matches!(&err, Error::MissingColumn { name } if name == "flag"),
+        "{err}"
+    );
+}
+
+/// Values for an `unknown` column (always null) are refused, not dropped; nulls pass.
+#[test]
+fn values_for_an_unknown_column_are_refused() {
+    let t = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            NestedField::optional(2, "later", PrimitiveType::Unknown),
+        ],
+    )
+    .unwrap();
+    let target = Arc::new(arrow_schema(&t).unwrap());
+    let with = |later: ArrayRef| {
+        batch(
+            vec![
+                Field::new("id", DataType::Int64, false),
+                Field::new("later", later.data_type().clone(), true),
+            ],
+            vec![Arc::new(arrow_array::Int64Array::from(vec![1, 2])), later],
+        )
+    };
+    let err = align_batch(
+        &with(Arc::new(Int32Array::from(vec![Some(7), None]))),
+        t.fields(),
+        &target,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, Error::TypeMismatch { column, .. } if column == "later"),
+        "{err}"
+    );
+    align_batch(
+        &with(Arc::new(Int32Array::from(vec![None, None]))),
+        t.fields(),
+        &target,
+    )
+    .unwrap();
+}
+
+/// A timestamp that does not fit nanoseconds (past 2262) is an error naming the column,
+/// never a null written in its place.
+#[test]
+fn a_timestamp_past_the_nanosecond_range_is_refused() {
+    let t = Schema::new(
+        0,
+        vec![NestedField::optional(1, "at", PrimitiveType::TimestampNs)],
+    )
+    .unwrap();
+    let target = Arc::new(arrow_schema(&t).unwrap());
+    let far = 253_402_214_400_000_000i64; // 9999-12-31 in microseconds
+    let b = batch(
+        vec![Field::new(
+            "at",
+            DataType::Timestamp(TimeUnit::Microsecond, None),
+            true,
+        )],
+        vec![Arc::new(arrow_array::TimestampMicrosecondArray::from(
+            vec![0, far],
+        ))],
+    );
+    let err = align_batch(&b, t.fields(), &target).unwrap_err();
+    assert!(err.to_string().contains("at"), "{err}");
+}
+
+#[test]
+fn reorders_casts_and_fills_missing() {
+    let b = batch(
+        vec![
+            Field::new("score", DataType::Float32, true),
+            Field::new("id", DataType::Int32, false),
+            Field::new("ts", DataType::Timestamp(TimeUnit::Nanosecond, None), true),
+        ],
+        vec![
+            Arc::new(Float32Array::from(vec![1.5, 2.5])),
+            Arc::new(Int32Array::from(vec![1, 2])),
+            Arc::new(TimestampNanosecondArray::from(vec![-1, 1_999])),
+        ],
+    );
+    let out = align(&b).unwrap();
+    assert_eq!(out.num_columns(), 5);
+    assert_eq!(out.column(0).data_type(), &DataType::Int64);
+    assert_eq!(out.column(1).null_count(), 2);
+    assert_eq!(
+        out.column(2)
+            .as_primitive::<arrow_array::types::Float64Type>()
+            .value(1),
+        2.5
+    );
+    let ts = out.column(3).as_primitive::<TimestampMicrosecondType>();
+    assert_eq!((ts.value(0), ts.value(1)), (-1, 1));
+    assert_eq!(out.column(4).null_count(), 2);
+}
+
+#[test]
+fn falls_back_to_field_id() {
+    let meta = HashMap::from([("PARQUET:field_id".to_string(), "2".to_string())]);
+    let b = batch(
+        vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("renamed", DataType::Utf8, true).with_metadata(meta),
+        ],
+        vec![
+            Arc::new(arrow_array::Int64Array::from(vec![1])),
+            Arc::new(StringArray::from(vec!["a"])),
+        ],
+    );
+    let out = align(&b).unwrap();
+    assert_eq!(out.column(1).as_string::<i32>().value(0), "a");
+}
+
+#[test]
+fn refusals_name_the_column() {
+    let b = batch(
+        vec![Field::new("name", DataType::Utf8, true)],
+        vec![Arc::new(StringArray::from(vec!["a"]))],
+    );
+    assert!(matches!(align(&b), Err(Error::MissingColumn { name }) if name == "id"));
+
+    let b = batch(
+        vec![Field::new("id", DataType::Utf8, true)],
+        vec![Arc::new(StringArray::from(vec!["a"]))],
+    );
+    match align(&b) {
+        Err(Error::TypeMismatch {
+            column,
+            expected,
+            found,
+        }) => {
+            assert_eq!(
+                (column.as_str(), expected.as_str(), found.as_str()),
+                ("id", "long", "Utf8")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let b = batch(
+        vec![Field::new("id", DataType::Int64, true)],
+        vec![Arc::new(arrow_array::Int64Array::from(vec![Some(1), None]))],
+    );
+    assert!(
+        matches!(align(&b), Err(Error::NullInRequiredColumn { column, nulls: 1 }) if column == "id")
+    );
+
+    let b = batch(
+        vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("extra", DataType::Int64, true),
+        ],
+        vec![
+            Arc::new(arrow_array::Int64Array::from(vec![1])),
+            Arc::new(arrow_array::Int64Array::from(vec![1])),
+        ],
+    );
+    assert!(matches!(align(&b), Err(Error::UnexpectedColumn { name }) if name == "extra"));
+}
+
+#[test]
+fn required_child_of_null_struct_is_fine() {
+    let child = Field::new("x", DataType::Int32, true);
+    let s = StructArray::try_new(
+        Fields::from(vec![child.clone()]),
+        vec![Arc::new(Int32Array::from(vec![Some(1), None]))],
+        Some(NullBuffer::from(vec![true, false])),
+    )
+    .unwrap();
+    let ok = batch(
+        vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("s", s.data_type().clone(), true),
+        ],
+        vec![
+            Arc::new(arrow_array::Int64Array::from(vec![1, 2])),
+            Arc::new(s),
+        ],
+    );
+    assert!(align(&ok).is_ok());
+
+    let s = StructArray::try_new(
+        Fields::from(vec![child]),
+        vec![Arc::new(Int32Array::from(vec![Some(1), None]))],
+        None,
+    )
+    .unwrap();
+    let bad = batch(
+        vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("s", s.data_type().clone(), true),
+        ],
+        vec![
+            Arc::new(arrow_array::Int64Array::from(vec![1, 2])),
+            Arc::new(s),
+        ],
+    );
+    assert!(
+        matches!(align(&bad), Err(Error::NullInRequiredColumn { column, .. }) if column == "s.x")
+    );
+}
+
+/// `batch` of one column `c` aligned to a table of one optional column `c` of `ty`.
+fn align_one(ty: Type, field: Field, column: ArrayRef) -> Result<RecordBatch> {
+    let t = Schema::new(0, vec![NestedField::optional(1, "c", ty)]).unwrap();
+    let target = Arc::new(arrow_schema(&t).unwrap());
+    align_batch(&batch(vec![field], vec![column]), t.fields(), &target)
+}
+
+/// Arrow does not hold decimals to their type's precision and Parquet's writer would keep
+/// only the low bytes of one too wide (10000000000 in a decimal(9, 2) read back as
+/// 14100654.08): refused as Java's writer refuses it, from every decimal width (a
+/// Decimal256 beyond 128 bits without a panic), nulls aside.
+#[test]
+fn decimals_wider_than_their_precision_are_refused() {
+    use arrow_array::{Decimal128Array, Decimal256Array};
+    use arrow_buffer::i256;
+    let dec = |precision, scale| Type::Primitive(PrimitiveType::Decimal { precision, scale });
+    let d128 = |values: Vec<Option<i128>>, p, s| -> ArrayRef {
+        Arc::new(
+            Decimal128Array::from(values)
+                .with_precision_and_scale(p, s)
+                .unwrap(),
+        )
+    };
+    let field = |a: &ArrayRef| Field::new("c", a.data_type().clone(), true);
+
+    let fits = d128(vec![Some(999_999_999), None, Some(-999_999_999)], 9, 2);
+    let out = align_one(dec(9, 2), field(&fits), fits.clone()).unwrap();
+    assert_eq!(out.column(0).as_ref(), fits.as_ref());
+    for wide in [
+        d128(vec![None, Some(10_000_000_000)], 9, 2),
+        d128(vec![Some(-1_000_000_000)], 9, 2),
+        // Declared narrower than the column, holding a wider value all the same.
+        d128(vec![Some(123_456_789_012)], 5, 2),
+    ] {
+        let err = align_one(dec(9, 2), field(&wide), wide.clone()).unwrap_err();
+        assert!(
+            matches!(&err, Error::ValueOutOfRange { column, .. } if column == "c"),
+            "{err}"
+        );
+    }
+    let huge: ArrayRef = Arc::new(
+        Decimal256Array::from(vec![Some(
+            i256::from_i128(i128::MAX).wrapping_mul(i256::from(4)),
+        )])
+        .with_precision_and_scale(38, 0)
+        .unwrap(),
+    );
+    let err = align_one(dec(38, 0), field(&huge), huge.clone()).unwrap_err();
+    assert!(matches!(err, Error::ValueOutOfRange { .. }), "{err}");
+    let small: ArrayRef = Arc::new(
+        Decimal256Array::from(vec![Some(i256::from_i128(-12_345))])
+            .with_precision_and_scale(38, 2)
+            .unwrap(),
+    );
+    let out = align_one(dec(38, 2), field(&small), small).unwrap();
+    let values = out
+        .column(0)
+        .as_primitive::<arrow_array::types::Decimal128Type>();
+    assert_eq!(values.value(0), -12_345);
+}
+
+/// A `Date64` column (which `iceberg_schema` makes a `date`) writes as whole days; a value
+/// that is not one is refused instead of truncated.
+#[test]
+fn date64_values_are_whole_days_or_refused() {
+    use arrow_array::Date64Array;
+    const DAY: i64 = 86_400_000;
+    let field = Field::new("c", DataType::Date64, true);
+    let days: ArrayRef = Arc::new(Date64Array::from(vec![Some(-DAY), None, Some(3 * DAY)]));
+    let out = align_one(PrimitiveType::Date.into(), field.clone(), days).unwrap();
+    let out = out
+        .column(0)
+        .as_primitive::<arrow_array::types::Date32Type>();
+    assert_eq!(
+        out.iter().collect::<Vec<_>>(),
+        vec![Some(-1), None, Some(3)]
+    );
+    for bad in [DAY + 1, -1, i64::MAX / DAY * DAY] {
+        let column: ArrayRef = Arc::new(Date64Array::from(vec![bad]));
+        let err = align_one(PrimitiveType::Date.into(), field.clone(), column).unwrap_err();
+        assert!(matches!(err, Error::ValueOutOfRange { .. }), "{bad}: {err}");
+    }
+}
+
+/// A batch column whose name is one table column's and whose field id another's (a batch of
+/// the schema before names were swapped) is refused rather than guessed; a name and id that
+/// agree, or an id alone, are taken.
+#[test]
+fn a_name_and_a_field_id_naming_different_columns_are_refused() {
+    let with_id = |name: &str, id: &str| {
+        Field::new(name, DataType::Int64, false)
+            .with_metadata(HashMap::from([("PARQUET:field_id".into(), id.into())]))
+    };
+    let ids = Arc::new(arrow_array::Int64Array::from(vec![1, 2])) as ArrayRef;
+    let err = align(&batch(vec![with_id("id", "3")], vec![ids.clone()])).unwrap_err();
+    assert!(
+        matches!(&err, Error::FieldIdConflict { column, field_id: 3, table_field_id: 1 } if column == "id"),
+        "{err}"
+    );
+    assert!(align(&batch(vec![with_id("id", "1")], vec![ids])).is_ok());
+}
+
+/// Arrow lets a null list slot cover values (a FixedSizeList's always do, often nulls): they
+/// are no part of the data, so a required element does not refuse them and they are not
+/// written.
+#[test]
+fn values_under_null_list_slots_are_dropped() {
+    use arrow_array::FixedSizeListArray;
+    use iceberg_spec::types::ListType;
+    let ty = Type::List(ListType::new(2, PrimitiveType::Int, true));
+    let item = Arc::new(Field::new("item", DataType::Int32, false));
+    let list: ArrayRef = Arc::new(
+        FixedSizeListArray::try_new(
+            item,
+            2,
+            Arc::new(Int32Array::from(vec![
+                Some(1),
+                Some(2),
+                None,
+                None,
+                Some(5),
+                Some(6),
+            ])),
+            Some(NullBuffer::from(vec![true, false, true])),
+        )
+        .unwrap(),
+    );
+    let field = Field::new("c", list.data_type().clone(), true);
+    let out = align_one(ty.clone(), field.clone(), list).unwrap();
+    let out = out.column(0).as_list::<i32>();
+    assert_eq!(out.len(), 3);
+    assert!(out.is_null(1));
+    assert_eq!(out.value_offsets(), &[0, 2, 2, 4]);
+    let values = out.values().as_primitive::<arrow_array::types::Int32Type>();
+    assert_eq!(values.values().to_vec(), vec![1, 2, 5, 6]);
+
+    // A null inside a valid slot is still refused.
+    let item = Arc::new(Field::new("item", DataType::Int32, true));
+    let list: ArrayRef = Arc::new(
+        FixedSizeListArray::try_new(
+            item,
+            2,
+            Arc::new(Int32Array::from(vec![Some(1), None])),
+            None,
+        )
+        .unwrap(),
+    );
+    let field = Field::new("c", list.data_type().clone(), true);
+    let err = align_one(ty, field, list).unwrap_err();
+    assert!(
+        matches!(&err, Error::NullInRequiredColumn { column, nulls: 1 } if column == "c.element"),
+        "{err}"
+    );
+}
