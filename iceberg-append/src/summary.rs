@@ -118,8 +118,13 @@ pub(crate) fn append_summary(
     set("manifests-kept", manifests_kept as i64);
     set("manifests-replaced", manifests_replaced as i64);
     if partition_limit > 0 && added.partitions.len() <= partition_limit {
-        props.insert("partition-summaries-included".into(), "true".into());
-        for (path, (files, records, bytes)) in &added.partitions {
+        if !added.partitions.is_empty() {
+            props.insert("partition-summaries-included".into(), "true".into());
+        }
+        // An unpartitioned spec's path is empty: Java writes no `partitions.` key for it.
+        for (path, (files, records, bytes)) in
+            added.partitions.iter().filter(|(p, _)| !p.is_empty())
+        {
             props.insert(
                 format!("partitions.{path}"),
                 format!(
@@ -177,6 +182,25 @@ mod tests {
         assert_eq!(
             second.properties["partitions.p=1"],
             "added-data-files=2,added-records=3,added-files-size=2048"
+        );
+    }
+
+    /// An unpartitioned append: Java counts its one (empty) partition path but writes no
+    /// `partitions.` key for it.
+    #[test]
+    fn an_unpartitioned_append_writes_no_empty_partition_key() {
+        let added = AddedCounts {
+            files: 1,
+            records: 3,
+            bytes: 100,
+            partitions: BTreeMap::from([(String::new(), (1, 3, 100))]),
+        };
+        let s = append_summary(&added, None, 1, 0, 0, 10, &BTreeMap::new());
+        assert_eq!(s.properties["changed-partition-count"], "1");
+        assert_eq!(s.properties["partition-summaries-included"], "true");
+        assert!(
+            !s.properties.keys().any(|k| k.starts_with("partitions.")),
+            "{s:?}"
         );
     }
 

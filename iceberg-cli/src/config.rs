@@ -207,8 +207,9 @@ pub(crate) fn apply(cli: &mut Cli, sources: &Sources) -> Result<()> {
         }
         return Ok(());
     };
+    // PyIceberg lowercases the type (`CatalogType(type.lower())`): `REST` is `rest`.
     if let Some(kind) = config.get("type")
-        && !matches!(kind.as_str(), "sql" | "rest")
+        && !matches!(kind.to_ascii_lowercase().as_str(), "sql" | "rest")
     {
         return Err(Error::Usage(format!(
             "catalog `{name}` is of type `{kind}`; this tool opens `sql` and `rest` catalogs"
@@ -278,7 +279,7 @@ mod tests {
             dir.path().join(FILE),
             "default-catalog: lake\ncatalog:\n  lake:\n    uri: postgresql+psycopg2://u@h/db\n    \
              warehouse: s3://bucket/wh\n    s3.endpoint: http://localhost:9000\n    py-io-impl: x\n  \
-             Rest:\n    type: rest\n    uri: http://localhost:8181\n    warehouse: main\n    token: t\n",
+             Rest:\n    type: REST\n    uri: http://localhost:8181\n    warehouse: main\n    token: t\n",
         )
         .unwrap();
         let env = [

@@ -189,6 +189,12 @@ impl PartitionSpec {
                     reason: format!("duplicate partition field name `{}`", f.name),
                 });
             }
+            // A v1 table's removed field stays as `void`; its source may have been dropped
+            // since (Spark's REPLACE PARTITION FIELD, then DROP COLUMN). Java's
+            // `checkCompatibility` skips void fields.
+            if f.transform == Transform::Void && schema.field_info(f.source_id).is_none() {
+                continue;
+            }
             let source =
                 schema
                     .field_info(f.source_id)

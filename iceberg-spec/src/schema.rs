@@ -207,13 +207,15 @@ impl Schema {
         out
     }
 
-    /// The lowest format version that allows every type and default in this schema.
+    /// The lowest format version that allows every type and default in this schema: an
+    /// `initial-default` needs v3 (older readers would not fill it in); a `write-default`
+    /// alone does not (the spec calls it forward-compatible, and Java writes it on v2).
     pub fn min_format_version(&self) -> u8 {
         let types = Type::Struct(self.root.clone()).min_format_version();
         let defaults = self
             .by_id
             .values()
-            .any(|i| i.field.initial_default.is_some() || i.field.write_default.is_some());
+            .any(|i| i.field.initial_default.is_some());
         if defaults { 3 } else { types }
     }
 

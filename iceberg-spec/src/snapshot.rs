@@ -106,14 +106,16 @@ impl Serialize for Summary {
 impl<'de> Deserialize<'de> for Summary {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let mut raw: BTreeMap<String, serde_json::Value> = BTreeMap::deserialize(d)?;
-        let op = raw
-            .remove("operation")
-            .ok_or_else(|| serde::de::Error::custom("snapshot summary has no `operation`"))?;
-        let op = op
-            .as_str()
-            .ok_or_else(|| serde::de::Error::custom("summary `operation` must be a string"))?
-            .parse()
-            .map_err(serde::de::Error::custom)?;
+        // Out of spec, but Java loads it: a summary without an operation is an overwrite
+        // (`SnapshotParser`).
+        let op = match raw.remove("operation") {
+            None => Operation::Overwrite,
+            Some(op) => op
+                .as_str()
+                .ok_or_else(|| serde::de::Error::custom("summary `operation` must be a string"))?
+                .parse()
+                .map_err(serde::de::Error::custom)?,
+        };
         let properties = raw
             .into_iter()
             .map(|(k, v)| match v {
@@ -291,8 +293,14 @@ mod tests {
     }
 
     #[test]
-    fn summary_needs_operation() {
-        let err = serde_json::from_value::<Summary>(serde_json::json!({"added-records": "3"}));
+    /// Java's `SnapshotParser` reads a summary without an operation as an overwrite ("out
+    /// of spec, but we don't want to fail on it"); a wrong type is still refused.
+    fn a_summary_without_an_operation_is_an_overwrite() {
+        let s =
+            serde_json::from_value::<Summary>(serde_json::json!({"added-records": "3"})).unwrap();
+        assert_eq!(s.operation, Operation::Overwrite);
+        assert_eq!(s.get_i64("added-records"), Some(3));
+        let err = serde_json::from_value::<Summary>(serde_json::json!({"operation": 3}));
         assert!(err.is_err());
     }
 }

@@ -252,7 +252,10 @@ async fn an_old_spec_of_an_unknown_transform_is_read_and_carried_never_written()
         .iter()
         .find(|s| s["spec-id"] == 0)
         .unwrap();
-    assert_eq!(spec_0["fields"][0]["transform"], UNKNOWN, "written back by name");
+    assert_eq!(
+        spec_0["fields"][0]["transform"], UNKNOWN,
+        "written back by name"
+    );
 }
 
 /// The default spec's transform is unknown: data for it is refused with an error naming the

@@ -423,7 +423,7 @@ async fn write_files(
         }
     };
     drop(rx); // the reader stops at its next send
-    let _ = reader.join();
+    let failure = with_reader_panic(failure, reader.join(), inputs);
     if let Some(cause) = failure {
         let _ = writer.abort().await;
         return Err(Error::Aborted {
@@ -435,6 +435,35 @@ async fn write_files(
         cause: Box::new(e.into()),
     })?;
     Ok((files, rows))
+}
+
+/// `failure`, or the reader's panic as the failure: a reader that panicked ended the channel
+/// as if every input were read, and what it read before must not be committed as the
+/// whole input.
+fn with_reader_panic<T>(
+    failure: Option<Error>,
+    joined: std::thread::Result<T>,
+    inputs: &[Input],
+) -> Option<Error> {
+    match (failure, joined) {
+        (Some(e), _) => Some(e),
+        (None, Err(panic)) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".into());
+            Some(Error::input(
+                inputs
+                    .iter()
+                    .map(Input::name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                format!("reading the input failed unexpectedly (a panic: {what})"),
+            ))
+        }
+        (None, Ok(_)) => None,
+    }
 }
 
 /// The reader thread: every input in order, batch by batch, until done or the receiver
@@ -519,4 +548,20 @@ fn report(
         ),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+
+    /// A reader thread that panics (a corrupt page some decoder indexes past) ends the
+    /// channel as a finished reader would: the append must fail, not commit what was read.
+    #[test]
+    fn a_reader_that_panicked_fails_the_append() {
+        let joined = std::thread::spawn(|| -> u8 { panic!("page out of range") }).join();
+        let e = with_reader_panic(None, joined, &[]).unwrap();
+        assert!(e.to_string().contains("page out of range"), "{e}");
+        assert!(with_reader_panic(None, Ok(()), &[]).is_none());
+    }
 }

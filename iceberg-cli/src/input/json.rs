@@ -2,9 +2,10 @@
 //! a missing required value is reported by the writer against its column); a key the table
 //! does not have is refused.
 //!
-//! Top-level date, timestamp and decimal columns are decoded as text first and converted by
-//! [`super::text`], as CSV fields are, so an offset, a sub-microsecond digit or a digit past
-//! a decimal's scale is kept or refused by one rule for both formats. Inference likewise
+//! Top-level integer, date, timestamp and decimal columns are decoded as text first and
+//! converted by [`super::text`], as CSV fields are, so a fraction in an integer, an offset, a
+//! sub-microsecond digit or a digit past a decimal's scale is kept or refused by one rule for
+//! both formats. Inference likewise
 //! turns a column of JSON strings that are all dates or timestamps into that type.
 
 use std::io::BufRead;
@@ -61,11 +62,16 @@ pub(crate) fn infer_schema<R: BufRead>(
     Ok(ArrowSchema::new(fields))
 }
 
-/// Whether a top-level column of this type is read as text and converted.
+/// Whether a top-level column of this type is read as text and converted. Integers too:
+/// arrow-json would take `1.5` for an int column as a float cast to 1.
 fn via_text(dt: &DataType) -> bool {
     matches!(
         dt,
-        DataType::Timestamp(..) | DataType::Date32 | DataType::Decimal128(..)
+        DataType::Timestamp(..)
+            | DataType::Date32
+            | DataType::Decimal128(..)
+            | DataType::Int32
+            | DataType::Int64
     )
 }
 

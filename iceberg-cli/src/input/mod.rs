@@ -128,9 +128,9 @@ pub(crate) fn open(
     }
 }
 
-/// `batch` unchanged, unless a nanosecond column of it holds sub-microsecond digits that
-/// the table's microsecond column would drop (refused unless rounding is allowed: the
-/// writer floors them).
+/// `batch` unchanged, unless a nanosecond column of it (at any depth) holds sub-microsecond
+/// digits that the table's microsecond column would drop (refused unless rounding is
+/// allowed: the writer floors them).
 fn check_precision(
     batch: RecordBatch,
     target: &Target,
@@ -144,37 +144,91 @@ fn check_precision(
         let Ok(to) = target.arrow.field_with_name(field.name()) else {
             continue;
         };
-        // The first value with digits past the microsecond, and its row.
-        let lossy = |values: &[i64], valid: &dyn Fn(usize) -> bool| {
-            (0..values.len())
-                .find(|&i| valid(i) && values[i] % 1000 != 0)
-                .map(|i| (i, values[i]))
-        };
-        let found = match (column.data_type(), to.data_type()) {
-            (
-                DataType::Timestamp(TimeUnit::Nanosecond, _),
-                DataType::Timestamp(TimeUnit::Microsecond, _),
-            ) => {
-                let a = column.as_primitive::<TimestampNanosecondType>();
-                lossy(a.values(), &|i| a.is_valid(i))
-            }
-            (DataType::Time64(TimeUnit::Nanosecond), DataType::Time64(TimeUnit::Microsecond)) => {
-                let a = column.as_primitive::<Time64NanosecondType>();
-                lossy(a.values(), &|i| a.is_valid(i))
-            }
-            _ => None,
-        };
-        if let Some((row, value)) = found {
+        if let Some(found) = sub_microsecond(column.as_ref(), to.data_type(), field.name()) {
+            let at = match found.row {
+                Some(row) => format!("column `{}` (row {})", found.column, rows_before + row + 1),
+                None => format!("column `{}`", found.column),
+            };
             return Err(format!(
-                "column `{}` (row {}): value {value} has nanoseconds, and the \
-                 table's column keeps microseconds (a format v3 table keeps nanoseconds); pass \
-                 --allow-rounding to floor them",
-                field.name(),
-                rows_before + row + 1
+                "{at}: value {} has nanoseconds, and the table's column keeps microseconds \
+                 (a format v3 table keeps nanoseconds); pass --allow-rounding to floor them",
+                found.value
             ));
         }
     }
     Ok(batch)
+}
+
+/// A value with digits past the microsecond: its column's full name, its row when the
+/// column is top-level, the value.
+struct SubMicrosecond {
+    column: String,
+    row: Option<usize>,
+    value: i64,
+}
+
+/// The first value of `column`, or of a column nested in it, whose nanoseconds the table's
+/// microsecond type `to` would drop.
+fn sub_microsecond(column: &dyn Array, to: &DataType, name: &str) -> Option<SubMicrosecond> {
+    let lossy = |values: &[i64], valid: &dyn Fn(usize) -> bool| {
+        (0..values.len())
+            .find(|&i| valid(i) && values[i] % 1000 != 0)
+            .map(|i| SubMicrosecond {
+                column: name.to_string(),
+                row: Some(i),
+                value: values[i],
+            })
+    };
+    let nested = |child: &dyn Array, to: &DataType, child_name: &str| {
+        sub_microsecond(child, to, &format!("{name}.{child_name}"))
+            .map(|f| SubMicrosecond { row: None, ..f })
+    };
+    match (column.data_type(), to) {
+        (
+            DataType::Timestamp(TimeUnit::Nanosecond, _),
+            DataType::Timestamp(TimeUnit::Microsecond, _),
+        ) => {
+            let a = column.as_primitive::<TimestampNanosecondType>();
+            lossy(a.values(), &|i| a.is_valid(i))
+        }
+        (DataType::Time64(TimeUnit::Nanosecond), DataType::Time64(TimeUnit::Microsecond)) => {
+            let a = column.as_primitive::<Time64NanosecondType>();
+            lossy(a.values(), &|i| a.is_valid(i))
+        }
+        (DataType::Struct(fields), DataType::Struct(targets)) => {
+            let s = column.as_struct();
+            fields.iter().zip(s.columns()).find_map(|(f, child)| {
+                let t = targets.iter().find(|t| t.name() == f.name())?;
+                nested(child.as_ref(), t.data_type(), f.name())
+            })
+        }
+        (DataType::List(_), DataType::List(t)) => nested(
+            column.as_list::<i32>().values().as_ref(),
+            t.data_type(),
+            "element",
+        ),
+        (DataType::LargeList(_), DataType::List(t)) => nested(
+            column.as_list::<i64>().values().as_ref(),
+            t.data_type(),
+            "element",
+        ),
+        (DataType::FixedSizeList(..), DataType::List(t)) => nested(
+            column.as_fixed_size_list().values().as_ref(),
+            t.data_type(),
+            "element",
+        ),
+        (DataType::Map(..), DataType::Map(t, _)) => {
+            let entries = column.as_map().entries();
+            let DataType::Struct(targets) = t.data_type() else {
+                return None;
+            };
+            ["key", "value"].iter().enumerate().find_map(|(i, part)| {
+                let t = targets.get(i)?;
+                nested(entries.column(i).as_ref(), t.data_type(), part)
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The CSV delimiter of a file: `--delimiter`, except that `.tsv` files default to tab.

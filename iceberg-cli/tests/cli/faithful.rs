@@ -282,6 +282,21 @@ fn lossy_conversions_are_refused_unless_allowed() {
     );
     assert_eq!(env.state("db.local"), before);
 
+    // A JSON fraction into an integer column: refused (arrow-json would cast it to 1).
+    let whole = env.write("whole.ndjson", "{\"id\": 1, \"qty\": 2}\n");
+    env.ok(&["append", "db.qty", whole.to_str().unwrap(), "--create"]);
+    let half = env.write(
+        "half.ndjson",
+        "{\"id\": 2, \"qty\": 2}\n{\"id\": 3, \"qty\": 1.5}\n",
+    );
+    let before = env.state("db.qty");
+    let err = env.fail(&["append", "db.qty", half.to_str().unwrap()]);
+    assert!(
+        err.contains("column `qty` (record 2)") && err.contains("1.5"),
+        "{err}"
+    );
+    assert_eq!(env.state("db.qty"), before);
+
     // Parquet nanoseconds into a microsecond column: the same rule.
     let schema = Arc::new(arrow_schema::Schema::new(vec![
         arrow_schema::Field::new("id", arrow_schema::DataType::Int64, true),
@@ -316,6 +331,32 @@ fn lossy_conversions_are_refused_unless_allowed() {
         pq.to_str().unwrap(),
         "--allow-rounding",
     ]);
+
+    // The same inside a struct (pandas and pyarrow write nanoseconds at every depth).
+    let ts = arrow_schema::Field::new(
+        "ts",
+        arrow_schema::DataType::Timestamp(arrow_schema::TimeUnit::Nanosecond, None),
+        true,
+    );
+    let s = arrow_array::StructArray::from(vec![(
+        Arc::new(ts),
+        Arc::new(arrow_array::TimestampNanosecondArray::from(vec![
+            1_704_067_200_000_000_001,
+        ])) as arrow_array::ArrayRef,
+    )]);
+    let schema = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "s",
+        s.data_type().clone(),
+        true,
+    )]));
+    let batch = RecordBatch::try_new(schema, vec![Arc::new(s)]).unwrap();
+    let pq = env.path("nested_nanos.parquet");
+    fixtures::write_parquet(&pq, &[batch]);
+    let err = env.fail(&["append", "db.nested", pq.to_str().unwrap(), "--create"]);
+    assert!(
+        err.contains("column `s.ts`") && err.contains("--allow-rounding"),
+        "{err}"
+    );
 }
 
 #[test]

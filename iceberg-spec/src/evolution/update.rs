@@ -139,12 +139,21 @@ impl UpdateSchema {
         doc: Option<&str>,
     ) -> Result<&mut Self> {
         let column = full_name(parent, name);
-        Datum::from_json(&field_type, &default).map_err(|e| refuse(&column, e.to_string()))?;
+        let datum =
+            Datum::from_json(&field_type, &default).map_err(|e| refuse(&column, e.to_string()))?;
+        if matches!(datum, Datum::Float(v) if !v.is_finite())
+            || matches!(datum, Datum::Double(v) if !v.is_finite())
+        {
+            // Java's `SingleValueParser` reads float defaults as JSON numbers only.
+            return Err(refuse(&column, "a default must be a finite number".into()));
+        }
         let field = NestedField {
             doc: doc.map(str::to_string),
             ..NestedField::required(0, name, field_type)
         };
-        self.add(parent, field, Some(default))?;
+        // Stored in the spec's form (`1` for a double is `1.0`, which Java's parser needs),
+        // not as given.
+        self.add(parent, field, Some(datum.to_json()))?;
         Ok(self)
     }
 

@@ -155,6 +155,29 @@ fn a_required_column_needs_a_default_of_its_type() {
     assert_eq!(s.min_format_version(), 3, "defaults are v3 only");
 }
 
+/// A default is stored in the spec's JSON form, which Java's `SingleValueParser` reads: `1`
+/// for a double becomes `1.0` (Java refuses an integer there, and with it the table), and
+/// NaN or an infinity, which Java cannot read back, is refused.
+#[test]
+fn defaults_are_stored_in_the_form_java_reads() {
+    let mut u = UpdateSchema::new(&base(), 11);
+    u.add_required_column(None, "d", P::Double, json!(1), None)
+        .unwrap();
+    for bad in [json!("NaN"), json!("Infinity")] {
+        let (c, r) = refused(u.add_required_column(None, "f", P::Float, bad, None));
+        assert_eq!(c, "f");
+        assert!(r.contains("finite"), "{r}");
+    }
+    let s = u.apply().unwrap().schema;
+    let d = s.field_by_name("d").unwrap();
+    assert!(
+        d.initial_default.as_ref().unwrap().is_f64(),
+        "{:?}",
+        d.initial_default
+    );
+    assert_eq!(d.write_default, d.initial_default);
+}
+
 #[test]
 fn deletes_are_checked() {
     let mut u = UpdateSchema::new(&base(), 11);

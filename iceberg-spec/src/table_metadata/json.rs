@@ -119,6 +119,18 @@ pub(super) fn parse(text: &str) -> Result<TableMetadata> {
         None => required(None, "last-partition-id", version)?,
     };
 
+    // Some writers leave a counter below an id in use (iceberg-go wrote `last-partition-id`
+    // 999 beside field 1000); Java loads such tables. Raised here, so that no id this
+    // library assigns later collides.
+    let last_column_id = schemas
+        .iter()
+        .map(Schema::highest_field_id)
+        .fold(last_column_id, i32::max);
+    let last_partition_id = partition_specs
+        .iter()
+        .filter_map(PartitionSpec::highest_field_id)
+        .fold(last_partition_id, i32::max);
+
     let (sort_orders, default_sort_order_id) = match (dto.sort_orders, dto.default_sort_order_id) {
         (Some(orders), Some(id)) => (orders, id),
         (None, None) if !v2 => (vec![SortOrder::unsorted()], 0),

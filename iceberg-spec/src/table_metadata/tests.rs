@@ -282,3 +282,33 @@ fn unknown_transforms_load_and_are_written_back_but_no_new_table_has_one() {
     .unwrap_err();
     assert!(err.to_string().contains("hilbert[2]"), "{err}");
 }
+
+/// Tables Java loads that an earlier version of this parser refused: a v1 void field whose
+/// source column was dropped (Spark's REPLACE PARTITION FIELD, then DROP COLUMN), a v2
+/// `write-default` (forward-compatible, so Java writes it on v2), and counters below ids in
+/// use (raised, so no id assigned later collides).
+#[test]
+fn tables_java_loads_load() {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&table(FormatVersion::V1).to_json().unwrap()).unwrap();
+    v["partition-specs"] = serde_json::json!([{"spec-id": 0, "fields": [
+        {"name": "day_of_ts", "transform": "void", "source-id": 3, "field-id": 1000},
+        {"name": "ts_day", "transform": "day", "source-id": 2, "field-id": 1001}]}]);
+    v["partition-spec"] = v["partition-specs"][0]["fields"].clone();
+    v["last-partition-id"] = 1001.into();
+    let m = TableMetadata::from_json(&v.to_string()).unwrap();
+    assert_eq!(m.default_spec().unwrap().fields().len(), 2);
+
+    let mut v: serde_json::Value =
+        serde_json::from_str(&table(FormatVersion::V2).to_json().unwrap()).unwrap();
+    v["schemas"][0]["fields"][0]["write-default"] = 5.into();
+    v["last-partition-id"] = 999.into();
+    v["last-column-id"] = 1.into();
+    let m = TableMetadata::from_json(&v.to_string()).unwrap();
+    assert!(m.current_schema().unwrap().min_format_version() < 3);
+    assert_eq!((m.last_partition_id, m.last_column_id), (1000, 2));
+    let mut initial = v.clone();
+    initial["schemas"][0]["fields"][0]["initial-default"] = 5.into();
+    let err = TableMetadata::from_json(&initial.to_string()).unwrap_err();
+    assert!(err.to_string().contains("version 3"), "{err}");
+}
