@@ -38,20 +38,6 @@ pub enum Error {
         /// Which value and why.
         reason: String,
     },
-    /// A batch column whose name is a table column's but whose `PARQUET:field_id` is
-    /// another's: which one it means cannot be told.
-    #[error(
-        "batch column `{column}` carries field id {field_id}, but the table's `{column}` has \
-         id {table_field_id}: rename the column or remove its field id"
-    )]
-    FieldIdConflict {
-        /// Full (dotted) name of the column.
-        column: String,
-        /// The field id the batch column carries.
-        field_id: i32,
-        /// The id of the table column of that name.
-        table_field_id: i32,
-    },
     /// Nulls in a column the schema declares required.
     #[error("column `{column}` is required but the batch holds {nulls} null value(s)")]
     NullInRequiredColumn {

@@ -362,3 +362,32 @@ pub(crate) async fn commit_foreign_manifest(
         .await
         .unwrap();
 }
+
+/// A table `db.w` of `id` and an int `qty` partitioned by `transform(qty)`, merging from two
+/// manifests on.
+pub(crate) async fn qty_table(
+    transform: iceberg_spec::Transform,
+) -> (InMemoryCatalog, TableIdent, Arc<DeterministicEnvironment>) {
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 5));
+    let catalog = InMemoryCatalog::new(FileIo::memory(), env.clone());
+    let ident = TableIdent::parse("db.w").unwrap();
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Int),
+            NestedField::optional(2, "qty", PrimitiveType::Int),
+        ],
+    )
+    .unwrap();
+    let mut creation = fast_retry_creation("memory://wh/db/w", schema.clone());
+    creation.spec = iceberg_spec::PartitionSpec::builder(&schema)
+        .add("qty", transform)
+        .unwrap()
+        .build()
+        .unwrap();
+    creation
+        .properties
+        .insert("commit.manifest.min-count-to-merge".into(), "2".into());
+    catalog.create_table(&ident, creation).await.unwrap();
+    (catalog, ident, env)
+}

@@ -22,7 +22,7 @@ use iceberg_spec::{
     Transform, Type,
 };
 
-use crate::support::{Race, Racing, data_file, fast_retry_creation, racing};
+use crate::support::{Race, Racing, data_file, fast_retry_creation, qty_table, racing};
 
 /// A data file of bucket 1.
 fn file(name: &str) -> DataFile {
@@ -254,35 +254,6 @@ async fn the_name_mapping_follows_a_rename_and_an_add() {
     // Files written with `name` (no field ids) still resolve to id 2; `note` is mapped.
     assert_eq!(names(2), Some(vec!["name".into(), "label".into()]));
     assert_eq!(names(4), Some(vec!["note".into()]));
-}
-
-/// A table `db.w` of `id` and an int `qty` partitioned by `transform(qty)`, merging from two
-/// manifests on.
-async fn qty_table(
-    transform: Transform,
-) -> (InMemoryCatalog, TableIdent, Arc<DeterministicEnvironment>) {
-    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 5));
-    let catalog = InMemoryCatalog::new(FileIo::memory(), env.clone());
-    let ident = TableIdent::parse("db.w").unwrap();
-    let schema = Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", P::Int),
-            NestedField::optional(2, "qty", P::Int),
-        ],
-    )
-    .unwrap();
-    let mut creation = fast_retry_creation("memory://wh/db/w", schema.clone());
-    creation.spec = PartitionSpec::builder(&schema)
-        .add("qty", transform)
-        .unwrap()
-        .build()
-        .unwrap();
-    creation
-        .properties
-        .insert("commit.manifest.min-count-to-merge".into(), "2".into());
-    catalog.create_table(&ident, creation).await.unwrap();
-    (catalog, ident, env)
 }
 
 /// A table partitioned by `identity(qty)` with two fast appends of int partition values

@@ -16,40 +16,17 @@ use iceberg_append::{
     RewriteManifests, TableIdent, TableUpdate, commit_append_with_mode, commit_table_update,
     read_manifest_list,
 };
-use iceberg_io::FileIo;
 use iceberg_spec::evolution::UpdatePartitionSpec;
-use iceberg_spec::{
-    DataFile, Datum, NestedField, PartitionField, PartitionSpec, PrimitiveType as P, Schema,
-    Transform,
-};
+use iceberg_spec::{DataFile, Datum, PartitionField, PartitionSpec, Transform};
 
-use crate::support::{data_file, fast_retry_creation};
+use crate::support::{data_file, qty_table};
 
 const UNKNOWN: &str = "zorder[4]";
 
-/// A table `db.u` partitioned by `bucket[4](qty)`, with two fast appends (buckets 1 and 3).
+/// The table of [`qty_table`] partitioned by `bucket[4](qty)`, with two fast appends
+/// (buckets 1 and 3).
 async fn bucketed() -> (InMemoryCatalog, TableIdent, Arc<DeterministicEnvironment>) {
-    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 5));
-    let catalog = InMemoryCatalog::new(FileIo::memory(), env.clone());
-    let ident = TableIdent::parse("db.u").unwrap();
-    let schema = Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", P::Int),
-            NestedField::optional(2, "qty", P::Int),
-        ],
-    )
-    .unwrap();
-    let mut creation = fast_retry_creation("memory://wh/db/u", schema.clone());
-    creation.spec = PartitionSpec::builder(&schema)
-        .add("qty", Transform::Bucket(4))
-        .unwrap()
-        .build()
-        .unwrap();
-    creation
-        .properties
-        .insert("commit.manifest.min-count-to-merge".into(), "2".into());
-    catalog.create_table(&ident, creation).await.unwrap();
+    let (catalog, ident, env) = qty_table(Transform::Bucket(4)).await;
     for (name, bucket) in [("a", 1), ("b", 3)] {
         append(
             &catalog,
@@ -76,7 +53,7 @@ async fn append(
     mode: AppendMode,
 ) -> iceberg_append::Result<()> {
     let file = DataFile {
-        file_path: format!("memory://wh/db/u/data/{name}.parquet"),
+        file_path: format!("memory://wh/db/w/data/{name}.parquet"),
         spec_id,
         partition,
         ..data_file(name, 3)
@@ -210,7 +187,7 @@ async fn an_old_spec_of_an_unknown_transform_is_read_and_carried_never_written()
     // A third append, fast, then a manifest rewrite: spec 1's two manifests are replaced,
     // spec 0's kept.
     let file = DataFile {
-        file_path: "memory://wh/db/u/data/e.parquet".into(),
+        file_path: "memory://wh/db/w/data/e.parquet".into(),
         spec_id: 1,
         ..data_file("e", 3)
     };

@@ -64,18 +64,9 @@ fn align_struct(
     let mut source_of: Vec<Option<usize>> = vec![None; fields.len()];
     for (si, sf) in src_fields.iter().enumerate() {
         let by_name = fields.iter().position(|f| f.name == *sf.name());
+        // By name first: a batch of another table's schema (its own field ids, the same
+        // names: `INSERT INTO a SELECT * FROM b`) matches by what it says.
         let id = field_id_of(sf);
-        // A name and an id naming two different columns (a batch of the schema before a
-        // rename swapped names): either could be meant, so neither is guessed.
-        if let (Some(p), Some(id)) = (by_name, id)
-            && fields[p].id != id
-        {
-            return Err(Error::FieldIdConflict {
-                column: full_name(prefix, sf.name()),
-                field_id: id,
-                table_field_id: fields[p].id,
-            });
-        }
         let pos = by_name.or_else(|| id.and_then(|id| fields.iter().position(|f| f.id == id)));
         match pos {
             Some(p) if source_of[p].is_none() => source_of[p] = Some(si),

@@ -400,24 +400,6 @@ fn date64_values_are_whole_days_or_refused() {
     }
 }
 
-/// A batch column whose name is one table column's and whose field id another's (a batch of
-/// the schema before names were swapped) is refused rather than guessed; a name and id that
-/// agree, or an id alone, are taken.
-#[test]
-fn a_name_and_a_field_id_naming_different_columns_are_refused() {
-    let with_id = |name: &str, id: &str| {
-        Field::new(name, DataType::Int64, false)
-            .with_metadata(HashMap::from([("PARQUET:field_id".into(), id.into())]))
-    };
-    let ids = Arc::new(arrow_array::Int64Array::from(vec![1, 2])) as ArrayRef;
-    let err = align(&batch(vec![with_id("id", "3")], vec![ids.clone()])).unwrap_err();
-    assert!(
-        matches!(&err, Error::FieldIdConflict { column, field_id: 3, table_field_id: 1 } if column == "id"),
-        "{err}"
-    );
-    assert!(align(&batch(vec![with_id("id", "1")], vec![ids])).is_ok());
-}
-
 /// Arrow lets a null list slot cover values (a FixedSizeList's always do, often nulls): they
 /// are no part of the data, so a required element does not refuse them and they are not
 /// written.
