@@ -7,7 +7,8 @@
 //! written as EXISTING entries keeping everything they inherited: snapshot id, data and file
 //! sequence numbers, v3 first row ids. Entries of earlier deletes (DELETED) are history and
 //! dropped. A spec group of one manifest, or of a spec with a transform this library does
-//! not know, is left as it is; delete manifests are carried by reference. No data file is added or removed, so every total stays.
+//! not know, is left as it is; delete manifests are carried by reference. No data file is
+//! added or removed, so every total stays.
 //!
 //! A commit that loses to a concurrent one is planned anew on the new base (its manifests
 //! written again, the lost attempt's deleted), so a concurrent append's manifests are kept

@@ -1,7 +1,8 @@
 //! Aligning a batch to the table schema: columns matched by name (falling back to the
 //! `PARQUET:field_id` a batch field may carry), reordered, cast along Iceberg's promotions,
-//! missing columns filled with their `write-default` (v3) or nulls, and nulls in required
-//! columns refused.
+//! missing columns filled with their `write-default` or nulls, nulls in required columns
+//! refused, and values their column's type cannot hold exactly (a decimal with more digits
+//! than its precision, which Parquet's writer would cut to its low bytes) refused.
 //!
 //! Nested columns are aligned child by child the same way. The result is a batch with
 //! exactly the Arrow schema of [`crate::arrow_schema`], ready for the Parquet writer.
@@ -29,7 +30,7 @@ use crate::to_arrow::{field_id_of, full_name};
 ///
 /// # Errors
 /// [`Error::MissingColumn`], [`Error::UnexpectedColumn`], [`Error::TypeMismatch`],
-/// [`Error::NullInRequiredColumn`], naming the column.
+/// [`Error::NullInRequiredColumn`], [`Error::ValueOutOfRange`], naming the column.
 pub(crate) fn align_batch(
     batch: &RecordBatch,
     fields: &[NestedField],
