@@ -563,8 +563,9 @@ impl NestedField {
             required,
             field_type: Type::from_json(ty)?,
             doc,
-            initial_default: obj.get("initial-default").cloned(),
-            write_default: obj.get("write-default").cloned(),
+            // JSON null is no default (Java's `SingleValueParser` reads it as absent).
+            initial_default: obj.get("initial-default").filter(|v| !v.is_null()).cloned(),
+            write_default: obj.get("write-default").filter(|v| !v.is_null()).cloned(),
         })
     }
 

@@ -207,6 +207,7 @@ impl Error {
                 | Self::UnexpectedColumn { .. }
                 | Self::TypeMismatch { .. }
                 | Self::NullInRequiredColumn { .. }
+                | Self::ValueOutOfRange { .. }
         )
     }
 

@@ -141,6 +141,13 @@ fn convert(
             .as_any()
             .downcast_ref::<StringArray>()
             .ok_or_else(|| format!("column `{name}`: not read as text"))?;
+        let integral;
+        let text = if matches!(field.data_type(), DataType::Int32 | DataType::Int64) {
+            integral = integral_text(text);
+            integral.as_ref().unwrap_or(text)
+        } else {
+            text
+        };
         columns.push(
             text::convert(text, field.data_type(), &expected, rules).map_err(|(i, e)| {
                 format!("column `{name}` (record {}): {e}", rows_before + i + 1)
@@ -149,4 +156,72 @@ fn convert(
     }
     RecordBatch::try_new(typed.clone(), columns)
         .map_err(|e| format!("cannot assemble a batch: {e}"))
+}
+
+/// The JSON numbers of an integer column with each integral float (`1.0`, `2e3`, as pandas
+/// and Python's `json.dumps` write integer columns holding NaN) as its integer text; `None`
+/// when every value already is one. A real fraction (`1.5`) is left for the strict
+/// conversion to refuse.
+fn integral_text(text: &StringArray) -> Option<StringArray> {
+    let rewrite = |v: &str| -> Option<String> {
+        if v.parse::<i64>().is_ok() {
+            return None;
+        }
+        if let Some((whole, fraction)) = v.split_once('.')
+            && !fraction.is_empty()
+            && fraction.bytes().all(|b| b == b'0')
+            && whole.parse::<i128>().is_ok()
+        {
+            return Some(whole.to_string());
+        }
+        // Exponent forms, exact only within f64's integers.
+        let f: f64 = v.parse().ok()?;
+        (f.is_finite() && f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0)
+            .then(|| format!("{}", f as i64))
+    };
+    if text.iter().flatten().all(|v| rewrite(v).is_none()) {
+        return None;
+    }
+    Some(
+        text.iter()
+            .map(|v| v.map(|v| rewrite(v).unwrap_or_else(|| v.to_string())))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Integral floats become integers; fractions, non-numbers and integers stay as given.
+    #[test]
+    fn integral_floats_are_integers_and_fractions_stay() {
+        let text = StringArray::from(vec![
+            Some("1.0"),
+            Some("-0.0"),
+            Some("2e3"),
+            Some("1.5"),
+            None,
+            Some("7"),
+            Some("true"),
+            Some("1e400"),
+        ]);
+        let out = integral_text(&text).unwrap();
+        let got: Vec<Option<&str>> = out.iter().collect();
+        assert_eq!(
+            got,
+            vec![
+                Some("1"),
+                Some("-0"),
+                Some("2000"),
+                Some("1.5"),
+                None,
+                Some("7"),
+                Some("true"),
+                Some("1e400")
+            ]
+        );
+        assert!(integral_text(&StringArray::from(vec!["1", "-2"])).is_none());
+    }
 }

@@ -302,10 +302,16 @@ fn tables_java_loads_load() {
     let mut v: serde_json::Value =
         serde_json::from_str(&table(FormatVersion::V2).to_json().unwrap()).unwrap();
     v["schemas"][0]["fields"][0]["write-default"] = 5.into();
+    // JSON null is no default (Java's `SingleValueParser`), so no v3 feature either.
+    v["schemas"][0]["fields"][1]["initial-default"] = serde_json::Value::Null;
     v["last-partition-id"] = 999.into();
     v["last-column-id"] = 1.into();
     let m = TableMetadata::from_json(&v.to_string()).unwrap();
     assert!(m.current_schema().unwrap().min_format_version() < 3);
+    assert_eq!(
+        m.current_schema().unwrap().fields()[1].initial_default,
+        None
+    );
     assert_eq!((m.last_partition_id, m.last_column_id), (1000, 2));
     let mut initial = v.clone();
     initial["schemas"][0]["fields"][0]["initial-default"] = 5.into();

@@ -360,9 +360,10 @@ fn check_decimal_precision(src: &ArrayRef, precision: u32, full: &str) -> Result
     use arrow_array::types::DecimalType;
     use arrow_array::types::{Decimal32Type, Decimal64Type, Decimal128Type, Decimal256Type};
     fn check<T: DecimalType>(src: &ArrayRef, precision: u32) -> std::result::Result<(), String> {
-        // Every value of a narrower Arrow type fits a precision at least its maximum.
+        // Every value of a narrower Arrow type fits a precision above its maximum (at the
+        // maximum, an i128 still holds 10^38, one digit too many for decimal(38, s)).
         let p = u8::try_from(precision).unwrap_or(u8::MAX);
-        if p >= T::MAX_PRECISION {
+        if p > T::MAX_PRECISION {
             return Ok(());
         }
         let array = src.as_primitive::<T>();

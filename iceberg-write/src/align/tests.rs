@@ -356,6 +356,18 @@ fn decimals_wider_than_their_precision_are_refused() {
             "{err}"
         );
     }
+    // At the Arrow type's own maximum precision: an i128 still holds 10^38 (39 digits).
+    for (value, ok) in [(10i128.pow(38) - 1, true), (10i128.pow(38), false)] {
+        let column = d128(vec![Some(value)], 38, 0);
+        let out = align_one(dec(38, 0), field(&column), column.clone());
+        assert_eq!(out.is_ok(), ok, "{value}");
+    }
+    let wide = d128(vec![Some(-10i128.pow(38))], 38, 0);
+    let err = align_one(dec(38, 0), field(&wide), wide.clone()).unwrap_err();
+    assert!(
+        matches!(&err, Error::ValueOutOfRange { column, .. } if column == "c"),
+        "{err}"
+    );
     let huge: ArrayRef = Arc::new(
         Decimal256Array::from(vec![Some(
             i256::from_i128(i128::MAX).wrapping_mul(i256::from(4)),
