@@ -200,9 +200,11 @@ fn summary_may_hold(
         field.transform,
         Transform::Year | Transform::Month | Transform::Day | Transform::Hour
     );
-    if let (true, Some(below), Some(above)) =
-        (temporal, shifted(&projected, -1), shifted(&projected, 1))
-        && matches!(projected, Datum::Int(v) | Datum::Date(v) if v < 0)
+    if let (true, Some(below), Some(above)) = (
+        temporal,
+        step(&projected, Operator::Lt),
+        step(&projected, Operator::Gt),
+    ) && matches!(projected, Datum::Int(v) | Datum::Date(v) if v < 0)
     {
         // Java writers put some rows before 1970 one unit off the floor: older ones one
         // above it, 1.10 one below for values 0.999999 s past a unit boundary
@@ -219,15 +221,6 @@ fn summary_may_hold(
         };
     }
     bounds_allow(op, lower, upper, &projected)
-}
-
-/// A transform's int or date result moved by `by` units (`None` past the type's range).
-fn shifted(value: &Datum, by: i32) -> Option<Datum> {
-    match value {
-        Datum::Int(v) => v.checked_add(by).map(Datum::Int),
-        Datum::Date(v) => v.checked_add(by).map(Datum::Date),
-        _ => None,
-    }
 }
 
 /// For `x < v`, the largest value below `v`; for `x > v`, the smallest above (integral

@@ -443,12 +443,12 @@ impl TableProperties {
             v.parse()
                 .unwrap_or(MetricsMode::Truncate(DEFAULT_METRICS_TRUNCATE_LENGTH))
         });
+        let column_fallback =
+            default_mode.unwrap_or(MetricsMode::Truncate(DEFAULT_METRICS_TRUNCATE_LENGTH));
         let mut column_modes = BTreeMap::new();
         for (k, v) in props {
             if let Some(col) = k.strip_prefix(METRICS_COLUMN_PREFIX) {
-                let fallback =
-                    default_mode.unwrap_or(MetricsMode::Truncate(DEFAULT_METRICS_TRUNCATE_LENGTH));
-                column_modes.insert(col.to_string(), v.parse().unwrap_or(fallback));
+                column_modes.insert(col.to_string(), v.parse().unwrap_or(column_fallback));
             }
         }
         let manifest_codec_key = if props.contains_key(MANIFEST_COMPRESSION) {

@@ -186,21 +186,9 @@ async fn an_old_spec_of_an_unknown_transform_is_read_and_carried_never_written()
 
     // A third append, fast, then a manifest rewrite: spec 1's two manifests are replaced,
     // spec 0's kept.
-    let file = DataFile {
-        file_path: "memory://wh/db/w/data/e.parquet".into(),
-        spec_id: 1,
-        ..data_file("e", 3)
-    };
-    commit_append_with_mode(
-        &catalog,
-        &ident,
-        vec![file],
-        BTreeMap::new(),
-        Some(AppendMode::Fast),
-        env.as_ref(),
-    )
-    .await
-    .unwrap();
+    append(&catalog, &ident, &env, "e", 1, Vec::new(), AppendMode::Fast)
+        .await
+        .unwrap();
     let report = RewriteManifests::new()
         .commit(&catalog, &ident, env.as_ref())
         .await

@@ -233,19 +233,20 @@ impl RewriteDataFiles {
         let deleted_partitions = delete_partitions(meta, deletes);
         let width = meta.default_spec().map_or(0, |s| s.fields().len());
         let all_null = partition_key(&vec![None; width]);
+        // Neither the manifests nor the files of a spec with a transform this library does
+        // not know can be written (the spec forbids writers to).
+        let unknown = |id| {
+            meta.spec_by_id(id)
+                .is_none_or(|s| s.has_unknown_transform())
+        };
+        let default_unknown = unknown(meta.default_spec_id);
         let mut by_partition: BTreeMap<(i32, String), Vec<&Live>> = BTreeMap::new();
         for live in data.iter().filter(|l| size(&l.file) < small) {
             if deleted_partitions.applies_to(&live.file) {
                 report.skipped_with_deletes += 1;
                 continue;
             }
-            // Neither its manifests nor files of a spec using such a transform can be
-            // written (the spec forbids writers to).
-            let unknown = |id| {
-                meta.spec_by_id(id)
-                    .is_none_or(|s| s.has_unknown_transform())
-            };
-            if unknown(live.file.spec_id) || unknown(meta.default_spec_id) {
+            if default_unknown || unknown(live.file.spec_id) {
                 report.skipped_unknown_transform += 1;
                 continue;
             }
