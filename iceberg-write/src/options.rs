@@ -76,6 +76,10 @@ pub struct WriteOptions {
     pub file_suffix: Option<String>,
     /// File count of this task, shared by clones of these options.
     pub file_counter: FileCounter,
+    /// Floor nanosecond timestamps and times with digits past the microsecond into
+    /// microsecond columns; off (the default), such a value is refused, naming its column
+    /// (PyIceberg's `downcast-ns-timestamp-to-us-on-write`).
+    pub floor_nanoseconds: bool,
 }
 
 impl Default for WriteOptions {
@@ -119,6 +123,7 @@ impl WriteOptions {
             partition_id: 0,
             file_suffix: None,
             file_counter: FileCounter::new(),
+            floor_nanoseconds: false,
         })
     }
 
@@ -201,6 +206,13 @@ impl WriteOptions {
     /// The same options with another sort buffer.
     pub fn with_sort_buffer_bytes(mut self, bytes: u64) -> Self {
         self.sort_buffer_bytes = bytes;
+        self
+    }
+
+    /// The same options flooring (`true`) or refusing (`false`, the default) nanosecond
+    /// values with digits past the microsecond written to microsecond columns.
+    pub fn with_floor_nanoseconds(mut self, floor: bool) -> Self {
+        self.floor_nanoseconds = floor;
         self
     }
 

@@ -374,7 +374,9 @@ async fn write_files(
     let meta = &table.metadata;
     let schema = schema.clone();
     let spec = meta.default_spec()?;
-    let mut options = WriteOptions::from_table_properties(&meta.properties)?;
+    // The input check below refuses sub-microsecond digits first, naming the input's row.
+    let mut options = WriteOptions::from_table_properties(&meta.properties)?
+        .with_floor_nanoseconds(args.allow_rounding);
     if let Some(order) = meta.default_sort_order().filter(|o| !o.is_unsorted()) {
         options = options.with_sort_order(order);
     }

@@ -2,7 +2,9 @@
 //! `PARQUET:field_id` a batch field may carry), reordered, cast along Iceberg's promotions,
 //! missing columns filled with their `write-default` or nulls, nulls in required columns
 //! refused, and values their column's type cannot hold exactly (a decimal with more digits
-//! than its precision, which Parquet's writer would cut to its low bytes) refused.
+//! than its precision, which Parquet's writer would cut to its low bytes; a nanosecond
+//! timestamp or time with digits past the microsecond, unless [`Rules::floor_nanoseconds`])
+//! refused.
 //!
 //! Nested columns are aligned child by child the same way. The result is a batch with
 //! exactly the Arrow schema of [`crate::arrow_schema`], ready for the Parquet writer.
@@ -11,7 +13,8 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Time64MicrosecondType, TimestampMicrosecondType, TimestampNanosecondType,
+    ArrowPrimitiveType, Time64MicrosecondType, Time64NanosecondType, TimestampMicrosecondType,
+    TimestampNanosecondType,
 };
 use arrow_array::{
     Array, ArrayRef, ListArray, MapArray, PrimitiveArray, RecordBatch, RecordBatchOptions,
@@ -25,6 +28,14 @@ use crate::defaults::default_array;
 use crate::error::{Error, Result};
 use crate::to_arrow::{field_id_of, full_name};
 
+/// What alignment may change of a value instead of refusing it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Rules {
+    /// Floor nanosecond timestamps and times with digits past the microsecond into
+    /// microsecond columns (PyIceberg's `downcast-ns-timestamp-to-us-on-write`).
+    pub(crate) floor_nanoseconds: bool,
+}
+
 /// `batch` at the table's schema: `target` must be `arrow_schema(schema)` of the same schema
 /// as `fields` (the table's top-level fields).
 ///
@@ -35,15 +46,16 @@ pub(crate) fn align_batch(
     batch: &RecordBatch,
     fields: &[NestedField],
     target: &SchemaRef,
+    rules: Rules,
 ) -> Result<RecordBatch> {
     let columns = align_struct(
-        batch.schema().fields(),
-        batch.columns(),
+        (batch.schema().fields(), batch.columns()),
         fields,
         target.fields(),
         "",
         None,
         batch.num_rows(),
+        rules,
     )?;
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
     RecordBatch::try_new_with_options(target.clone(), columns, &options)
@@ -53,13 +65,13 @@ pub(crate) fn align_batch(
 /// Aligns the children of one struct level. `parent_valid` is where the enclosing struct
 /// (and its ancestors) are non-null; `None` means everywhere.
 fn align_struct(
-    src_fields: &Fields,
-    src_cols: &[ArrayRef],
+    (src_fields, src_cols): (&Fields, &[ArrayRef]),
     fields: &[NestedField],
     target: &Fields,
     prefix: &str,
     parent_valid: Option<&NullBuffer>,
     len: usize,
+    rules: Rules,
 ) -> Result<Vec<ArrayRef>> {
     // Which source column feeds each Iceberg field: by name first, then by field id.
     let mut source_of: Vec<Option<usize>> = vec![None; fields.len()];
@@ -108,7 +120,7 @@ fn align_struct(
             _ => None,
         };
         let array = match (src, default) {
-            (Some(si), _) => align_array(&src_cols[si], f, tf, &full, parent_valid)?,
+            (Some(si), _) => align_array(&src_cols[si], f, tf, &full, parent_valid, rules)?,
             (None, Some(filled)) => filled,
             (None, None) if f.required => return Err(Error::MissingColumn { name: full }),
             (None, None) => new_null_array(tf.data_type(), len),
@@ -125,6 +137,7 @@ fn align_array(
     target: &FieldRef,
     full: &str,
     parent_valid: Option<&NullBuffer>,
+    rules: Rules,
 ) -> Result<ArrayRef> {
     if field.required {
         check_required(src, full, parent_valid)?;
@@ -139,7 +152,7 @@ fn align_array(
     }
     match (&field.field_type, target.data_type()) {
         (Type::Primitive(p), to) => {
-            cast_primitive(src, p, to, full).and_then(|a| a.ok_or_else(mismatch))
+            cast_primitive(src, p, to, full, rules).and_then(|a| a.ok_or_else(mismatch))
         }
         (Type::Struct(s), DataType::Struct(target_children)) => {
             let DataType::Struct(src_children) = src.data_type() else {
@@ -148,13 +161,13 @@ fn align_array(
             let st = src.as_struct();
             let valid = NullBuffer::union(parent_valid, st.nulls());
             let children = align_struct(
-                src_children,
-                st.columns(),
+                (src_children, st.columns()),
                 &s.fields,
                 target_children,
                 full,
                 valid.as_ref(),
                 st.len(),
+                rules,
             )?;
             let array =
                 StructArray::try_new(target_children.clone(), children, st.nulls().cloned())
@@ -181,7 +194,14 @@ fn align_array(
             let values = visible_slice(&values, &offsets);
             let (offsets, values) =
                 drop_under_null_slots(rebase(offsets), values, nulls.as_ref(), full)?;
-            let values = align_array(&values, &l.element_field, target_elem, &elem_name, None)?;
+            let values = align_array(
+                &values,
+                &l.element_field,
+                target_elem,
+                &elem_name,
+                None,
+                rules,
+            )?;
             let array = ListArray::try_new(target_elem.clone(), offsets, values, nulls)
                 .map_err(|e| Error::arrow(full, e))?;
             Ok(Arc::new(array))
@@ -205,6 +225,7 @@ fn align_array(
                 &target_kv[0],
                 &full_name(full, "key"),
                 None,
+                rules,
             )?;
             let value = align_array(
                 entries.column(1),
@@ -212,6 +233,7 @@ fn align_array(
                 &target_kv[1],
                 &full_name(full, "value"),
                 None,
+                rules,
             )?;
             let entries = StructArray::try_new(target_kv.clone(), vec![key, value], None)
                 .map_err(|e| Error::arrow(full, e))?;
@@ -300,6 +322,7 @@ fn cast_primitive(
     p: &PrimitiveType,
     to: &DataType,
     full: &str,
+    rules: Rules,
 ) -> Result<Option<ArrayRef>> {
     let from = match src.data_type() {
         DataType::Dictionary(_, v) => v.as_ref(),
@@ -324,18 +347,21 @@ fn cast_primitive(
     if let DataType::Date64 = src.data_type() {
         return date64_to_days(&src, full).map(Some);
     }
-    // Lossy unit reductions floor (as the time transforms do) instead of truncating to zero.
+    // Nanoseconds into microseconds: refused where digits would be lost, unless allowed,
+    // then floored (as the time transforms do) instead of truncated toward zero.
     let floored = match (src.data_type(), to) {
         (
             DataType::Timestamp(TimeUnit::Nanosecond, _),
             DataType::Timestamp(TimeUnit::Microsecond, tz),
         ) => {
             let v = src.as_primitive::<TimestampNanosecondType>();
+            check_whole_microseconds(v, rules, full)?;
             let out: PrimitiveArray<TimestampMicrosecondType> = v.unary(|x| x.div_euclid(1000));
             Some(Arc::new(out.with_timezone_opt(tz.clone())) as ArrayRef)
         }
         (DataType::Time64(TimeUnit::Nanosecond), DataType::Time64(TimeUnit::Microsecond)) => {
-            let v = src.as_primitive::<arrow_array::types::Time64NanosecondType>();
+            let v = src.as_primitive::<Time64NanosecondType>();
+            check_whole_microseconds(v, rules, full)?;
             let out: PrimitiveArray<Time64MicrosecondType> = v.unary(|x| x.div_euclid(1000));
             Some(Arc::new(out) as ArrayRef)
         }
@@ -353,6 +379,28 @@ fn cast_primitive(
     arrow_cast::cast_with_options(&src, to, &options)
         .map(Some)
         .map_err(|e| Error::arrow(full, e))
+}
+
+/// Refuses a nanosecond value with digits past the microsecond (nulls aside) unless `rules`
+/// floor them.
+fn check_whole_microseconds<T>(values: &PrimitiveArray<T>, rules: Rules, full: &str) -> Result<()>
+where
+    T: ArrowPrimitiveType<Native = i64>,
+{
+    if rules.floor_nanoseconds {
+        return Ok(());
+    }
+    match values.iter().flatten().find(|v| v % 1000 != 0) {
+        Some(v) => Err(Error::ValueOutOfRange {
+            column: full.to_string(),
+            reason: format!(
+                "the value {v} ns has digits past the microsecond, which the column's \
+                 microsecond type would drop (a format v3 `timestamp_ns` column keeps them; \
+                 `WriteOptions::with_floor_nanoseconds` floors them)"
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Refuses a decimal value with more digits than `precision` (nulls aside).

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use arrow_array::{Float32Array, Int32Array, StringArray, TimestampNanosecondArray};
 use arrow_schema::{Field, Schema as ArrowSchema};
 use iceberg_spec::Schema;
-use iceberg_spec::types::StructType;
+use iceberg_spec::types::{ListType, StructType};
 
 use super::*;
 use crate::to_arrow::arrow_schema;
@@ -34,9 +34,13 @@ fn table() -> Schema {
 }
 
 fn align(batch: &RecordBatch) -> Result<RecordBatch> {
+    align_with(batch, Rules::default())
+}
+
+fn align_with(batch: &RecordBatch, rules: Rules) -> Result<RecordBatch> {
     let t = table();
     let target = Arc::new(arrow_schema(&t).unwrap());
-    align_batch(batch, t.fields(), &target)
+    align_batch(batch, t.fields(), &target, rules)
 }
 
 fn batch(fields: Vec<Field>, cols: Vec<ArrayRef>) -> RecordBatch {
@@ -87,7 +91,7 @@ fn missing_columns_get_their_write_default() {
         vec![Field::new("id", DataType::Int64, false)],
         vec![Arc::new(arrow_array::Int64Array::from(vec![1, 2, 3]))],
     );
-    let out = align_batch(&b, t.fields(), &target).unwrap();
+    let out = align_batch(&b, t.fields(), &target, Rules::default()).unwrap();
     let flags = out.column(1).as_boolean();
     assert!((0..3).all(|i| flags.value(i)) && flags.null_count() == 0);
     let ages = out
@@ -110,7 +114,7 @@ fn missing_columns_get_their_write_default() {
     )
     .unwrap();
     let target = Arc::new(arrow_schema(&bare).unwrap());
-    let err = align_batch(&b, bare.fields(), &target).unwrap_err();
+    let err = align_batch(&b, bare.fields(), &target, Rules::default()).unwrap_err();
     assert!(
         matches!(&err, Error::MissingColumn { name } if name == "flag"),
         "{err}"
@@ -142,6 +146,7 @@ fn values_for_an_unknown_column_are_refused() {
         &with(Arc::new(Int32Array::from(vec![Some(7), None]))),
         t.fields(),
         &target,
+        Rules::default(),
     )
     .unwrap_err();
     assert!(
@@ -152,6 +157,7 @@ fn values_for_an_unknown_column_are_refused() {
         &with(Arc::new(Int32Array::from(vec![None, None]))),
         t.fields(),
         &target,
+        Rules::default(),
     )
     .unwrap();
 }
@@ -177,7 +183,7 @@ fn a_timestamp_past_the_nanosecond_range_is_refused() {
             vec![0, far],
         ))],
     );
-    let err = align_batch(&b, t.fields(), &target).unwrap_err();
+    let err = align_batch(&b, t.fields(), &target, Rules::default()).unwrap_err();
     assert!(err.to_string().contains("at"), "{err}");
 }
 
@@ -195,7 +201,10 @@ fn reorders_casts_and_fills_missing() {
             Arc::new(TimestampNanosecondArray::from(vec![-1, 1_999])),
         ],
     );
-    let out = align(&b).unwrap();
+    let floor = Rules {
+        floor_nanoseconds: true,
+    };
+    let out = align_with(&b, floor).unwrap();
     assert_eq!(out.num_columns(), 5);
     assert_eq!(out.column(0).data_type(), &DataType::Int64);
     assert_eq!(out.column(1).null_count(), 2);
@@ -320,7 +329,92 @@ fn required_child_of_null_struct_is_fine() {
 fn align_one(ty: Type, field: Field, column: ArrayRef) -> Result<RecordBatch> {
     let t = Schema::new(0, vec![NestedField::optional(1, "c", ty)]).unwrap();
     let target = Arc::new(arrow_schema(&t).unwrap());
-    align_batch(&batch(vec![field], vec![column]), t.fields(), &target)
+    align_batch(
+        &batch(vec![field], vec![column]),
+        t.fields(),
+        &target,
+        Rules::default(),
+    )
+}
+
+/// Nanoseconds into a microsecond column: whole microseconds are exact and taken; digits
+/// past the microsecond would be dropped, so they are refused naming the column (nested
+/// too, nulls aside) unless the rules floor them (as PyIceberg refuses unless
+/// `downcast-ns-timestamp-to-us-on-write`).
+#[test]
+fn nanoseconds_past_the_microsecond_are_refused_unless_floored() {
+    let ns = |tz: Option<&str>| DataType::Timestamp(TimeUnit::Nanosecond, tz.map(Into::into));
+    let ts = |v: Vec<Option<i64>>| -> ArrayRef {
+        Arc::new(TimestampNanosecondArray::from(v).with_timezone_opt(Some("UTC")))
+    };
+    let whole = align_one(
+        Type::Primitive(PrimitiveType::Timestamptz),
+        Field::new("c", ns(Some("UTC")), true),
+        ts(vec![Some(-1_000), None, Some(1_700_000_000_123_456_000)]),
+    )
+    .unwrap();
+    let v = whole.column(0).as_primitive::<TimestampMicrosecondType>();
+    assert_eq!(v.value(0), -1);
+    assert_eq!(v.value(2), 1_700_000_000_123_456);
+
+    let lossy = ts(vec![None, Some(1_700_000_000_123_456_789)]);
+    let err = align_one(
+        Type::Primitive(PrimitiveType::Timestamptz),
+        Field::new("c", ns(Some("UTC")), true),
+        lossy.clone(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, Error::ValueOutOfRange { column, reason }
+            if column == "c" && reason.contains("1700000000123456789")),
+        "{err}"
+    );
+
+    let time = Arc::new(arrow_array::Time64NanosecondArray::from(vec![1_001])) as ArrayRef;
+    let err = align_one(
+        Type::Primitive(PrimitiveType::Time),
+        Field::new("c", DataType::Time64(TimeUnit::Nanosecond), true),
+        time,
+    )
+    .unwrap_err();
+    assert!(matches!(&err, Error::ValueOutOfRange { column, .. } if column == "c"));
+
+    // Nested: a list of timestamps names its element.
+    let element = Arc::new(Field::new("element", ns(Some("UTC")), true));
+    let list = arrow_array::ListArray::new(
+        element.clone(),
+        arrow_buffer::OffsetBuffer::from_lengths([2]),
+        lossy,
+        None,
+    );
+    let list_type = Type::List(ListType::new(2, PrimitiveType::Timestamptz, false));
+    let err = align_one(
+        list_type.clone(),
+        Field::new("c", DataType::List(element), true),
+        Arc::new(list.clone()),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, Error::ValueOutOfRange { column, .. } if column == "c.element"),
+        "{err}"
+    );
+
+    // Floored when the rules say so: toward the past, never toward zero.
+    let t = Schema::new(0, vec![NestedField::optional(1, "c", list_type)]).unwrap();
+    let target = Arc::new(arrow_schema(&t).unwrap());
+    let list_field = Field::new("c", list.data_type().clone(), true);
+    let floored = align_batch(
+        &batch(vec![list_field], vec![Arc::new(list)]),
+        t.fields(),
+        &target,
+        Rules {
+            floor_nanoseconds: true,
+        },
+    )
+    .unwrap();
+    let values = floored.column(0).as_list::<i32>().values().clone();
+    let v = values.as_primitive::<TimestampMicrosecondType>();
+    assert_eq!(v.value(1), 1_700_000_000_123_456);
 }
 
 /// Arrow does not hold decimals to their type's precision and Parquet's writer would keep
@@ -418,7 +512,6 @@ fn date64_values_are_whole_days_or_refused() {
 #[test]
 fn values_under_null_list_slots_are_dropped() {
     use arrow_array::FixedSizeListArray;
-    use iceberg_spec::types::ListType;
     let ty = Type::List(ListType::new(2, PrimitiveType::Int, true));
     let item = Arc::new(Field::new("item", DataType::Int32, false));
     let list: ArrayRef = Arc::new(

@@ -46,7 +46,7 @@ use self::rounds::{Job, ROLL_CHECK_ROWS, Round};
 use self::spill::Spill;
 use super::encode::InputQueue;
 use super::file::{FileContext, ParquetFile, writer_properties};
-use crate::align::align_batch;
+use crate::align::{Rules, align_batch};
 use crate::error::{Error, Result};
 use crate::location::DataLocations;
 use crate::naming::FileNamer;
@@ -203,7 +203,10 @@ impl DataFileWriter {
     /// A missing required column, an unknown column, a type that cannot be cast, or nulls
     /// in a required column.
     pub fn align(&self, batch: &RecordBatch) -> Result<RecordBatch> {
-        align_batch(batch, self.schema.fields(), &self.arrow)
+        let rules = Rules {
+            floor_nanoseconds: self.options.floor_nanoseconds,
+        };
+        align_batch(batch, self.schema.fields(), &self.arrow, rules)
     }
 
     /// Writes one batch. A batch refused by [`DataFileWriter::align`] writes nothing and
