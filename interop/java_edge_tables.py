@@ -47,6 +47,11 @@ that our second merge also folds a manifest our first one wrote). Every table ha
   java_v2_dropped_source  bucket(4, k) dropped from the spec, then the column k: our
                     `rewrite-manifests` folds the old spec's manifests, written with the
                     newest schema that still has k; then our merge and a fast append
+  java_v1_void_dropped  v1, days(ts) dropped from the spec (a void field), bucket(2, id) added,
+                    then the column ts dropped: Java types the void field `unknown` (an Avro
+                    null in manifests) and cannot write to the table any more (no accessor for
+                    ts); our fast append writes it, our merges fold Java's manifest of that
+                    spec (the void field typed timestamp, all null) with ours
   java_v2_added     identity(region) + days(ts), with nested columns; after our fast append,
                     our `add-files` registers in place the data files Spark wrote for a second
                     table of the same definition, java_v2_added_src (field ids in their
@@ -395,6 +400,25 @@ def v2_dropped_source(spark) -> dict:
                 "name_null": {"op": "is_null", "col": "name"}}}
 
 
+def v1_void_dropped(spark) -> dict:
+    sql = spark.sql
+    sql("""CREATE TABLE x.db.java_v1_void_dropped (id BIGINT, ts TIMESTAMP, name STRING) USING iceberg
+           PARTITIONED BY (days(ts)) TBLPROPERTIES ('format-version'='1',
+           'commit.manifest-merge.enabled'='false')""")
+    sql("""INSERT INTO x.db.java_v1_void_dropped VALUES (1, TIMESTAMP'2024-03-01 01:00:00', 'a'),
+           (2, TIMESTAMP'2024-03-02 02:00:00', NULL)""")
+    sql("ALTER TABLE x.db.java_v1_void_dropped DROP PARTITION FIELD days(ts)")
+    sql("ALTER TABLE x.db.java_v1_void_dropped ADD PARTITION FIELD bucket(2, id)")
+    sql("INSERT INTO x.db.java_v1_void_dropped VALUES (3, TIMESTAMP'2024-03-01 03:00:00', 'c')")
+    sql("ALTER TABLE x.db.java_v1_void_dropped DROP COLUMN ts")
+    _props(sql, "java_v1_void_dropped", "'commit.manifest-merge.enabled'='true', "
+                                        "'commit.manifest.min-count-to-merge'='2'")
+    return {"name": "java_v1_void_dropped", "appends": MERGE_TWICE,
+            "filters": {
+                "id_gt_2": {"op": ">", "col": "id", "value": 2},
+                "name_null": {"op": "is_null", "col": "name"}}}
+
+
 ADDED_DDL = """(id BIGINT, region STRING, ts TIMESTAMP, amount DECIMAL(10,2), tags ARRAY<STRING>,
     attrs MAP<STRING, INT>, s STRUCT<a: INT, b: STRING>) USING iceberg PARTITIONED BY (region, days(ts))
     TBLPROPERTIES ('format-version'='2')"""
@@ -431,4 +455,4 @@ TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v
           ("java_v2_added", v2_added), ("java_v2_expire", v2_expire),
           ("java_v2_rewrite", v2_rewrite), ("java_v3_rewrite", v3_rewrite),
           ("java_v2_compact", v2_compact), ("java_v2_widened", v2_widened),
-          ("java_v2_dropped_source", v2_dropped_source))
+          ("java_v2_dropped_source", v2_dropped_source), ("java_v1_void_dropped", v1_void_dropped))

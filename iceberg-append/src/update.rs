@@ -27,7 +27,7 @@ use iceberg_spec::evolution::{
 use iceberg_spec::properties::is_secret_key;
 use iceberg_spec::retention::{ExpireOptions, apply_expiry, plan_expiry};
 use iceberg_spec::table_metadata::RESERVED_PROPERTIES;
-use iceberg_spec::{SortOrder, TableMetadata, TableProperties};
+use iceberg_spec::{SortOrder, TableMetadata, TableProperties, Transform};
 
 use crate::catalog::{Catalog, TableIdent};
 use crate::commit::{backoff, same_table};
@@ -275,11 +275,12 @@ fn finish(
 fn check_sources_kept(base: &TableMetadata, evolved: &EvolvedSchema) -> Result<()> {
     let old = base.current_schema()?;
     let spec = base.default_spec()?;
-    // Void fields too: a v1 spec keeps them for good, and a spec whose source is gone does
-    // not validate here (Java tolerates it for void alone).
+    // Not void fields (a v1 spec keeps its removed fields as void for good): Java's
+    // `checkCompatibility` skips them, and their values are null whatever the source.
     let partition = spec
         .fields()
         .iter()
+        .filter(|f| f.transform != Transform::Void)
         .map(|f| (f.source_id, format!("partition field `{}`", f.name)));
     let sort = base
         .default_sort_order()

@@ -270,6 +270,9 @@ impl PartitionSpec {
             field.transform.fixed_result_type(),
         ) {
             (None, Some(fixed)) => Ok(fixed),
+            // A v1 void field whose source was dropped since: always null, as Java's
+            // `partitionType` types it (`unknown`, an Avro `null` in manifests).
+            (None, None) if field.transform == Transform::Void => Ok(PrimitiveType::Unknown),
             _ if field.transform.is_unknown() => {
                 field.transform.result_type(&PrimitiveType::Unknown)
             }
@@ -320,8 +323,12 @@ impl PartitionSpec {
             if i > 0 {
                 out.push('/');
             }
-            let source = self.source_type(f, schema)?;
-            let human = f.transform.to_human_string(source, v.as_ref());
+            let human = match self.source_type(f, schema) {
+                Ok(source) => f.transform.to_human_string(source, v.as_ref()),
+                // A v1 void field whose source was dropped since: always null.
+                Err(_) if f.transform == Transform::Void => "null".to_string(),
+                Err(e) => return Err(e),
+            };
             out.push_str(&crate::transform::partition_path_segment(&f.name, &human));
         }
         Ok(out)
@@ -468,7 +475,8 @@ mod tests {
 
     /// An old spec whose source column was dropped since keeps a partition type where its
     /// transform's result does not depend on the source (Java's `PartitionSpec` uses
-    /// `unknown` for the source then), so its manifests can still be merged and rewritten.
+    /// `unknown` for the source then), so its manifests can still be merged and rewritten;
+    /// a void field's is `unknown`.
     #[test]
     fn a_dropped_source_keeps_a_fixed_result_type() {
         let s = schema();
@@ -487,10 +495,15 @@ mod tests {
             let ty = spec.partition_type(&s).unwrap();
             assert_eq!(ty.fields[0].field_type, want.into(), "{transform}");
         }
-        for transform in [Transform::Identity, Transform::Truncate(4), Transform::Void] {
+        for transform in [Transform::Identity, Transform::Truncate(4)] {
             let spec = PartitionSpec::new_unchecked(1, vec![field("gone", transform.clone(), 9)]);
             assert!(spec.partition_type(&s).is_err(), "{transform}");
         }
+        // A v1 void field is always null: `unknown`, as Java's `partitionType` types it.
+        let spec = PartitionSpec::new_unchecked(1, vec![field("gone", Transform::Void, 9)]);
+        let ty = spec.partition_type(&s).unwrap();
+        assert_eq!(ty.fields[0].field_type, PrimitiveType::Unknown.into());
+        assert_eq!(spec.partition_to_path(&s, &[None]).unwrap(), "gone=null");
         // A source that is there is still checked against the transform.
         let spec = PartitionSpec::new_unchecked(1, vec![field("d", Transform::Day, 3)]);
         assert!(spec.partition_type(&s).is_err());

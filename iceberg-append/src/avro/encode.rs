@@ -191,6 +191,14 @@ pub(crate) fn put_entry(
     put_bytes(out, f.file_format.as_str().as_bytes());
     for ((field, value), ty) in pt.fields.iter().zip(&f.partition).zip(types) {
         match value {
+            // The Avro `null` type (no union): nothing to write.
+            None if *ty == PrimitiveType::Unknown => {}
+            Some(_) if *ty == PrimitiveType::Unknown => {
+                return Err(invalid(format!(
+                    "partition field `{}` is always null (its source column was dropped)",
+                    field.name
+                )));
+            }
             None => put_null(out),
             Some(d) => {
                 put_long(out, 1);

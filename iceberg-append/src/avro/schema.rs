@@ -116,7 +116,14 @@ fn partition_record(partition_type: &StructType) -> Value {
             };
             // Java's AvroSchemaUtil.makeCompatibleName, keeping the Iceberg name beside it.
             let name = super::names::sanitize(&f.name);
-            let mut field = optional(&name, f.id, ty);
+            let mut field = match &f.field_type {
+                // Always null (a v1 void field whose source was dropped): Java writes the
+                // Avro `null` type itself, not an option of it.
+                Type::Primitive(PrimitiveType::Unknown) => {
+                    json!({"name": name, "type": "null", "default": null, "field-id": f.id})
+                }
+                _ => optional(&name, f.id, ty),
+            };
             if name != f.name.as_str() {
                 field[super::names::ICEBERG_FIELD_NAME_PROP] = Value::String(f.name.clone());
             }

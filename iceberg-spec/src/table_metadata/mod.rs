@@ -23,6 +23,7 @@ use crate::snapshot::{
     MAIN_BRANCH, MetadataLogEntry, SharedSnapshot, Snapshot, SnapshotLogEntry, SnapshotRef,
 };
 use crate::sort_order::SortOrder;
+use crate::transform::Transform;
 
 /// A table format version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -218,9 +219,12 @@ impl TableMetadata {
     /// [`Error::InvalidMetadata`] when `current-schema-id` names no schema.
     pub fn schema_for_spec(&self, spec: &PartitionSpec) -> Result<&Schema> {
         let current = self.current_schema()?;
+        // Not void fields: always null, typed `unknown` without their source (as Java types
+        // them), so a v1 spec's void field whose column was dropped needs no older schema.
         let binds = |s: &Schema| {
             spec.fields()
                 .iter()
+                .filter(|f| f.transform != Transform::Void)
                 .all(|f| s.field_by_id(f.source_id).is_some())
         };
         if binds(current) {
@@ -270,6 +274,20 @@ impl TableMetadata {
             .iter()
             .find(|s| s.snapshot_id == id)
             .map(SharedSnapshot::snapshot)
+    }
+
+    /// Snapshot `id` and its ancestors, newest first, as far as the metadata holds them (an
+    /// expired parent ends the walk).
+    pub fn ancestors(&self, id: i64) -> impl Iterator<Item = &Snapshot> {
+        let mut next = self.snapshot_by_id(id);
+        // Bounded: a parent cycle (corrupt metadata) cannot walk forever.
+        let mut left = self.snapshots.len();
+        std::iter::from_fn(move || {
+            let s = next.filter(|_| left > 0)?;
+            left -= 1;
+            next = s.parent_snapshot_id.and_then(|p| self.snapshot_by_id(p));
+            Some(s)
+        })
     }
 
     /// The current snapshot (head of `main`).

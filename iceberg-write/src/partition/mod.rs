@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array, make_array};
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array, make_array, new_null_array};
 use arrow_buffer::NullBuffer;
 use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::DataType;
@@ -63,7 +63,12 @@ impl Partitioner {
         let mut fields = Vec::with_capacity(spec.fields().len());
         let mut sort_fields = Vec::with_capacity(spec.fields().len());
         for f in spec.fields() {
-            let source_type = spec.source_type(f, schema)?.clone();
+            let source_type = match spec.source_type(f, schema) {
+                Ok(ty) => ty.clone(),
+                // A v1 void field whose source was dropped since: null whatever the source.
+                Err(_) if f.transform == Transform::Void => PrimitiveType::Unknown,
+                Err(e) => return Err(e.into()),
+            };
             let result_type = f.transform.result_type(&source_type)?;
             sort_fields.push(SortField::new(arrow_type(
                 &Type::Primitive(result_type.clone()),
@@ -167,6 +172,11 @@ impl Partitioner {
         self.fields
             .iter()
             .map(|f| {
+                if f.transform == Transform::Void {
+                    // Null whatever the source (which may have been dropped since).
+                    let ty = arrow_type(&Type::Primitive(f.result_type.clone()), &f.name)?;
+                    return Ok(new_null_array(&ty, batch.num_rows()));
+                }
                 let source =
                     find_column(batch, f.source_id).ok_or_else(|| Error::MissingColumn {
                         name: f.name.clone(),
