@@ -1,6 +1,6 @@
 //! The snapshot summary of an append, with Java's keys.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use iceberg_spec::{DataFile, Operation, Schema, Snapshot, Summary, TableMetadata};
 
@@ -58,7 +58,11 @@ impl AddedCounts {
             c.records += f.record_count;
             c.bytes += f.file_size_in_bytes;
             let path = match meta.spec_by_id(f.spec_id) {
-                Some(spec) => spec.partition_to_path(schema, &f.partition)?,
+                // An older spec's source may be only in an older schema.
+                Some(spec) => {
+                    let bound = meta.schema_for_spec(spec).unwrap_or(schema);
+                    spec.partition_to_path(bound, &f.partition)?
+                }
                 None => String::new(),
             };
             let p = c.partitions.entry(path).or_default();
@@ -85,15 +89,26 @@ pub(crate) fn append_summary(
 ) -> Summary {
     let mut props: BTreeMap<String, String> = extra.clone();
     props.remove("operation");
+    // Java's `setIf(count > 0)`: a count of zero is no key (a caller's value for it neither).
+    for (key, v) in [
+        ("added-data-files", added.files),
+        ("added-records", added.records),
+        ("added-files-size", added.bytes),
+    ] {
+        props.remove(key);
+        if v > 0 {
+            props.insert(key.to_string(), v.to_string());
+        }
+    }
+    set_partition_summaries(
+        &mut props,
+        &added.partitions,
+        &BTreeMap::new(),
+        partition_limit,
+    );
     let mut set = |k: &str, v: i64| {
         props.insert(k.to_string(), v.to_string());
     };
-    if added.files > 0 {
-        set("added-data-files", added.files);
-        set("added-records", added.records);
-        set("added-files-size", added.bytes);
-    }
-    set("changed-partition-count", added.partitions.len() as i64);
     let added_value = |key: &str| -> i64 {
         match key {
             "added-records" => added.records,
@@ -117,26 +132,49 @@ pub(crate) fn append_summary(
     set("manifests-created", manifests_created as i64);
     set("manifests-kept", manifests_kept as i64);
     set("manifests-replaced", manifests_replaced as i64);
-    if partition_limit > 0 && added.partitions.len() <= partition_limit {
-        if !added.partitions.is_empty() {
-            props.insert("partition-summaries-included".into(), "true".into());
-        }
-        // An unpartitioned spec's path is empty: Java writes no `partitions.` key for it.
-        for (path, (files, records, bytes)) in
-            added.partitions.iter().filter(|(p, _)| !p.is_empty())
-        {
-            props.insert(
-                format!("partitions.{path}"),
-                format!(
-                    "added-data-files={files},added-records={records},added-files-size={bytes}"
-                ),
-            );
-        }
-    }
     props.insert(ICEBERG_VERSION_KEY.into(), LIBRARY_VERSION.into());
     Summary {
         operation: Operation::Append,
         properties: props,
+    }
+}
+
+/// Sets `changed-partition-count` and, when no more partitions changed than `limit`,
+/// `partitions.<path>` and `partition-summaries-included` for the partitions files were
+/// added to or removed from (Java's `SnapshotSummary.Builder`; an unpartitioned spec's empty
+/// path counts but gets no key). Keys of an earlier call are replaced.
+pub(crate) fn set_partition_summaries(
+    props: &mut BTreeMap<String, String>,
+    added: &BTreeMap<String, (i64, i64, i64)>,
+    removed: &BTreeMap<String, (i64, i64, i64)>,
+    limit: usize,
+) {
+    props.retain(|k, _| !k.starts_with("partitions.") && k != "partition-summaries-included");
+    let changed: BTreeSet<&String> = added.keys().chain(removed.keys()).collect();
+    props.insert("changed-partition-count".into(), changed.len().to_string());
+    if limit == 0 || changed.len() > limit {
+        return;
+    }
+    if !changed.is_empty() {
+        props.insert("partition-summaries-included".into(), "true".into());
+    }
+    for path in changed.into_iter().filter(|p| !p.is_empty()) {
+        let a = added.get(path).copied().unwrap_or_default();
+        let r = removed.get(path).copied().unwrap_or_default();
+        let parts = [
+            ("added-data-files", a.0),
+            ("deleted-data-files", r.0),
+            ("added-records", a.1),
+            ("deleted-records", r.1),
+            ("added-files-size", a.2),
+            ("removed-files-size", r.2),
+        ];
+        let text: Vec<String> = parts
+            .iter()
+            .filter(|(_, v)| *v > 0)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        props.insert(format!("partitions.{path}"), text.join(","));
     }
 }
 
@@ -202,6 +240,50 @@ mod tests {
             !s.properties.keys().any(|k| k.starts_with("partitions.")),
             "{s:?}"
         );
+    }
+
+    /// Java's `setIf(count > 0)`: an append of an empty file has no `added-records` or
+    /// partition `added-records` part; a rewrite's partition text names what left too, in
+    /// Java's order.
+    #[test]
+    fn zero_counts_are_no_keys_and_partition_texts_name_what_left() {
+        let empty = AddedCounts {
+            files: 1,
+            records: 0,
+            bytes: 100,
+            partitions: BTreeMap::from([("p=1".into(), (1, 0, 100))]),
+        };
+        let extra = BTreeMap::from([("added-records".to_string(), "7".to_string())]);
+        let s = append_summary(&empty, None, 1, 0, 0, 10, &extra);
+        assert!(!s.properties.contains_key("added-records"), "{s:?}");
+        assert_eq!(s.properties["added-data-files"], "1");
+        assert_eq!(
+            s.properties["partitions.p=1"],
+            "added-data-files=1,added-files-size=100"
+        );
+
+        let mut props = s.properties.clone();
+        let added = BTreeMap::from([("p=1".to_string(), (1, 30, 900))]);
+        let removed = BTreeMap::from([
+            ("p=1".to_string(), (3, 30, 1200)),
+            ("p=2".to_string(), (1, 5, 80)),
+        ]);
+        set_partition_summaries(&mut props, &added, &removed, 10);
+        assert_eq!(props["changed-partition-count"], "2");
+        assert_eq!(
+            props["partitions.p=1"],
+            "added-data-files=1,deleted-data-files=3,added-records=30,deleted-records=30,\
+             added-files-size=900,removed-files-size=1200"
+        );
+        assert_eq!(
+            props["partitions.p=2"],
+            "deleted-data-files=1,deleted-records=5,removed-files-size=80"
+        );
+        // Past the limit: the count only.
+        set_partition_summaries(&mut props, &added, &removed, 1);
+        assert_eq!(props["changed-partition-count"], "2");
+        assert!(!props.keys().any(|k| k.starts_with("partitions.")));
+        assert!(!props.contains_key("partition-summaries-included"));
     }
 
     #[test]

@@ -235,7 +235,10 @@ impl RewriteManifests {
         )?;
         if let Some(summary) = plan.snapshot.summary.as_mut() {
             summary.operation = Operation::Replace;
-            summary.properties.remove("changed-partition-count");
+            // No file added or removed: no partition changed (Java writes the zero).
+            summary
+                .properties
+                .insert("changed-partition-count".into(), "0".into());
             summary
                 .properties
                 .insert("entries-processed".into(), entries_count.to_string());

@@ -12,98 +12,15 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
+use crate::region_table::{append_small_files, batch, ids, live, table, table_on};
 use crate::support::conflict;
-use arrow_array::cast::AsArray;
-use arrow_array::types::Int64Type;
-use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use futures::TryStreamExt;
-use iceberg_append::manifest::decode_manifest;
-use iceberg_append::merge::inherit;
 use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, RewriteDataFiles, TableCreation,
-    TableHandle, TableIdent, commit_append, read_manifest_list,
+    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, RewriteDataFiles, TableHandle,
+    TableIdent, commit_append,
 };
 use iceberg_io::FileIo;
-use iceberg_spec::{
-    DataFile, FormatVersion, ManifestStatus, NestedField, Operation, PartitionSpec, PrimitiveType,
-    Schema, TableMetadata, Transform,
-};
-use iceberg_write::arrow_schema::{DataType, Field, Schema as ArrowSchema};
-use iceberg_write::read::FileIoReader;
-
-async fn table(
-    version: FormatVersion,
-) -> (
-    Arc<InMemoryCatalog>,
-    TableHandle,
-    Arc<DeterministicEnvironment>,
-) {
-    table_on(FileIo::memory(), version).await
-}
-
-/// [`table`] on `io`.
-async fn table_on(
-    io: FileIo,
-    version: FormatVersion,
-) -> (
-    Arc<InMemoryCatalog>,
-    TableHandle,
-    Arc<DeterministicEnvironment>,
-) {
-    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 11));
-    let catalog = Arc::new(InMemoryCatalog::new(io, env.clone()));
-    let schema = Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", PrimitiveType::Long),
-            NestedField::optional(2, "region", PrimitiveType::String),
-        ],
-    )
-    .unwrap();
-    let spec = PartitionSpec::builder(&schema)
-        .add("region", Transform::Identity)
-        .unwrap()
-        .build()
-        .unwrap();
-    let mut creation = TableCreation::new("memory://wh/db/t", schema);
-    creation.spec = spec;
-    creation.format_version = version;
-    creation
-        .properties
-        .insert("commit.manifest-merge.enabled".into(), "false".into());
-    let ident = TableIdent::parse("db.t").unwrap();
-    catalog.create_table(&ident, creation).await.unwrap();
-    let dyn_catalog: Arc<dyn Catalog> = catalog.clone();
-    let handle = TableHandle::load(dyn_catalog, ident, env.clone())
-        .await
-        .unwrap();
-    (catalog, handle, env)
-}
-
-/// Appends one 10-row file per `k` in `files` (ids `k*10..k*10+10`) to `region`.
-async fn append_small_files(handle: &mut TableHandle, files: std::ops::Range<i64>, region: &str) {
-    for k in files {
-        handle
-            .append(&[batch(k * 10..k * 10 + 10, region)])
-            .await
-            .unwrap();
-        handle.refresh().await.unwrap();
-    }
-}
-
-fn batch(ids: std::ops::Range<i64>, region: &str) -> RecordBatch {
-    let schema = ArrowSchema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new("region", DataType::Utf8, true),
-    ]);
-    let n = ids.clone().count();
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from_iter_values(ids)),
-        Arc::new(StringArray::from(vec![region; n])),
-    ];
-    RecordBatch::try_new(Arc::new(schema), columns).unwrap()
-}
+use iceberg_spec::{DataFile, FormatVersion, Operation, PrimitiveType, TableMetadata};
 
 /// Adds an optional `note` column: files written before it have other columns.
 async fn add_note_column(handle: &mut TableHandle) {
@@ -118,47 +35,6 @@ async fn add_note_column(handle: &mut TableHandle) {
         .await
         .unwrap();
     handle.refresh().await.unwrap();
-}
-
-/// Live data files of the current snapshot: path -> (region, data sequence number).
-async fn live(io: &FileIo, meta: &TableMetadata) -> BTreeMap<String, (String, Option<i64>)> {
-    let mut out = BTreeMap::new();
-    let head = meta.current_snapshot().unwrap();
-    for m in read_manifest_list(io, head.manifest_list.as_deref())
-        .await
-        .unwrap()
-    {
-        let bytes = io.read(&m.manifest_path).await.unwrap();
-        for e in inherit(
-            &m,
-            decode_manifest(&m.manifest_path, &bytes).unwrap().entries,
-        ) {
-            if e.status != ManifestStatus::Deleted {
-                let region = format!("{:?}", e.data_file.partition);
-                out.insert(e.data_file.file_path, (region, e.sequence_number));
-            }
-        }
-    }
-    out
-}
-
-/// Every id the live files hold, read back.
-async fn ids(io: &FileIo, meta: &TableMetadata) -> Vec<i64> {
-    let mut out = Vec::new();
-    for path in live(io, meta).await.keys() {
-        let mut stream = Box::pin(FileIoReader::new(io, path).into_stream(1024).await.unwrap());
-        while let Some(b) = stream.try_next().await.unwrap() {
-            out.extend(
-                b.column(0)
-                    .as_primitive::<Int64Type>()
-                    .values()
-                    .iter()
-                    .copied(),
-            );
-        }
-    }
-    out.sort_unstable();
-    out
 }
 
 #[tokio::test]
@@ -213,6 +89,16 @@ async fn small_files_of_each_partition_become_one_and_keep_every_row() {
     assert_eq!(summary.get_i64("total-data-files"), Some(3));
     assert_eq!(summary.get_i64("deleted-data-files"), Some(6));
     assert_eq!(summary.get_i64("added-data-files"), Some(1));
+    // The partition left and came back: changed, with both sides in its text (Java's
+    // `ManifestFilterManager` counts removed files' partitions).
+    assert_eq!(summary.get_i64("changed-partition-count"), Some(1));
+    let text = &summary.properties["partitions.region=eu"];
+    assert!(
+        text.starts_with(
+            "added-data-files=1,deleted-data-files=6,added-records=60,deleted-records=60,"
+        ),
+        "{text}"
+    );
     // Nothing left to do.
     let again = RewriteDataFiles::new()
         .commit(catalog.as_ref(), handle.ident(), env.as_ref(), |_, _, _| {})
@@ -573,6 +459,69 @@ async fn a_compaction_failing_at_any_store_operation_leaves_the_table_whole() {
         }
     }
     assert!(failed > 0);
+}
+
+/// Before our swap, another writer rolls `main` back to the parent of the snapshot the
+/// compaction started from.
+#[derive(Debug, Default)]
+struct RolledBackFirst {
+    done: AtomicBool,
+}
+
+#[async_trait]
+impl CommitInterceptor<InMemoryCatalog> for RolledBackFirst {
+    async fn commit(
+        &self,
+        inner: &InMemoryCatalog,
+        ident: &TableIdent,
+        base: &str,
+        new: &TableMetadata,
+    ) -> iceberg_append::Result<String> {
+        if self.done.swap(true, Ordering::SeqCst) {
+            return inner.commit(ident, base, new).await;
+        }
+        let table = inner.load_table(ident).await?;
+        let mut rolled = table.metadata.clone();
+        let parent = rolled
+            .current_snapshot()
+            .and_then(|s| s.parent_snapshot_id)
+            .unwrap();
+        rolled.current_snapshot_id = Some(parent);
+        rolled.refs.get_mut("main").unwrap().snapshot_id = parent;
+        inner
+            .commit(ident, table.metadata_location.as_deref().unwrap(), &rolled)
+            .await?;
+        Err(conflict(ident, base))
+    }
+}
+
+/// A head on another lineage than the compaction's start (here `main` rolled back past it)
+/// may carry deletes older than the start, which the retry's checks cannot see: a conflict,
+/// as in Java (`validationHistory`), although every rewritten file is still live there.
+#[tokio::test]
+async fn a_head_that_does_not_descend_from_the_start_is_a_conflict() {
+    let (catalog, mut handle, env) = table(FormatVersion::V2).await;
+    append_small_files(&mut handle, 0..5, "eu").await;
+    append_small_files(&mut handle, 5..6, "us").await;
+    let racing =
+        InterceptingCatalog::new(InMemoryCatalog::clone(&catalog), RolledBackFirst::default());
+    let err = RewriteDataFiles::new()
+        .commit(&racing, handle.ident(), env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::RewriteConflict { reason, .. } if reason.contains("does not descend")),
+        "{err}"
+    );
+    let now = catalog.load_table(handle.ident()).await.unwrap().metadata;
+    let io = handle.io().clone();
+    assert_eq!(
+        live(&io, &now).await.len(),
+        5,
+        "the rolled-back head, untouched"
+    );
+    let reached = crate::support::reachable(&io, &now).await;
+    assert_eq!(crate::support::existing(&io, &reached).await, reached);
 }
 
 /// Before our swap, another writer commits `deletes` (a row-level DELETE or an upsert);

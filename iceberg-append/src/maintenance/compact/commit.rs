@@ -25,7 +25,7 @@ use crate::manifest::{ManifestContext, encode_manifests};
 use crate::manifest_list::encode_manifest_list;
 use crate::merge::{MergeClass, inherit, partition_class};
 use crate::plan::{AttemptInputs, plan_fast_append};
-use crate::summary::AddedCounts;
+use crate::summary::{AddedCounts, set_partition_summaries};
 use crate::table::{Table, metadata_dir};
 
 /// What a compaction replaces with what, since which snapshot.
@@ -34,8 +34,8 @@ pub(super) struct Rewritten<'a> {
     pub(super) removed: &'a [&'a Live],
     /// The files written.
     pub(super) written: &'a [DataFile],
-    /// The sequence number of the snapshot the compaction started from.
-    pub(super) start_sequence: i64,
+    /// The snapshot the compaction started from: its id and sequence number.
+    pub(super) start: (i64, i64),
 }
 
 /// Commits `inputs` as a `replace` snapshot, retried over concurrent commits that leave the
@@ -98,7 +98,7 @@ async fn attempt_rewrite(
     let Rewritten {
         removed,
         written,
-        start_sequence,
+        start,
     } = *inputs;
     let meta = &base.metadata;
     super::refuse_v3(meta, ident)?;
@@ -110,6 +110,24 @@ async fn attempt_rewrite(
     let head = meta
         .current_snapshot()
         .ok_or_else(|| conflict("", "is gone: the table has no current snapshot"))?;
+    // Only commits made on top of the starting snapshot were checked below: a head on
+    // another lineage (a branch swapped in, a rollback) may carry deletes older than the
+    // start (Java's `validationHistory`: "Cannot determine history").
+    let (start_id, start_sequence) = start;
+    if head.snapshot_id != start_id
+        && !meta
+            .ancestors(head.snapshot_id)
+            .any(|s| s.parent_snapshot_id == Some(start_id))
+    {
+        return Err(conflict(
+            "",
+            &format!(
+                "cannot be checked: the current snapshot {} does not descend from the \
+                 snapshot {start_id} the compaction started from",
+                head.snapshot_id
+            ),
+        ));
+    }
     let props = TableProperties::parse(&meta.properties)?;
     let listed = read_snapshot_manifests(io, head).await?;
     let gone: HashSet<&str> = removed.iter().map(|l| l.file.file_path.as_str()).collect();
@@ -262,6 +280,8 @@ async fn attempt_rewrite(
     }
     let manifest_list_path = format!("{dir}/snap-{snapshot_id}-{attempt}-{commit_uuid}.avro");
     let added = AddedCounts::of(meta, schema, written)?;
+    let removed_files: Vec<DataFile> = removed.iter().map(|l| l.file.clone()).collect();
+    let removed_counts = AddedCounts::of(meta, schema, &removed_files)?;
     let mut plan = plan_fast_append(
         meta,
         &AttemptInputs {
@@ -277,7 +297,13 @@ async fn attempt_rewrite(
             now_ms: env.now_ms(),
         },
     )?;
-    replace_summary(&mut plan.snapshot, head, removed, written);
+    replace_summary(
+        &mut plan.snapshot,
+        head,
+        &added,
+        &removed_counts,
+        props.partition_summary_limit,
+    );
     if let Some(last) = plan.metadata.snapshots.last_mut() {
         *last = plan.snapshot.clone().into();
     }
@@ -293,24 +319,30 @@ async fn attempt_rewrite(
     Ok((plan.metadata, paths))
 }
 
-/// The summary of a rewrite: Java's `replace` keys, totals moved by what left and came.
+/// The summary of a rewrite: Java's `replace` keys, totals moved by what left and came,
+/// the partitions of both as changed.
 fn replace_summary(
     snapshot: &mut iceberg_spec::Snapshot,
     parent: &iceberg_spec::Snapshot,
-    removed: &[&Live],
-    written: &[DataFile],
+    added: &AddedCounts,
+    removed: &AddedCounts,
+    partition_limit: usize,
 ) {
     let Some(summary) = snapshot.summary.as_mut() else {
         return;
     };
     summary.operation = Operation::Replace;
     let p = &mut summary.properties;
-    let removed_rows: i64 = removed.iter().map(|l| l.file.record_count).sum();
-    let removed_bytes: i64 = removed.iter().map(|l| l.file.file_size_in_bytes).sum();
-    let added_bytes: i64 = written.iter().map(|f| f.file_size_in_bytes).sum();
-    p.insert("deleted-data-files".into(), removed.len().to_string());
-    p.insert("deleted-records".into(), removed_rows.to_string());
-    p.insert("removed-files-size".into(), removed_bytes.to_string());
+    for (key, v) in [
+        ("deleted-data-files", removed.files),
+        ("deleted-records", removed.records),
+        ("removed-files-size", removed.bytes),
+    ] {
+        if v > 0 {
+            p.insert(key.into(), v.to_string());
+        }
+    }
+    set_partition_summaries(p, &added.partitions, &removed.partitions, partition_limit);
     let before = |k: &str| parent.summary.as_ref().and_then(|s| s.get_i64(k));
     let mut set = |k: &str, v: Option<i64>| match v {
         Some(v) => {
@@ -322,16 +354,15 @@ fn replace_summary(
     };
     set(
         "total-data-files",
-        before("total-data-files").map(|t| t - removed.len() as i64 + written.len() as i64),
+        before("total-data-files").map(|t| t - removed.files + added.files),
     );
     set(
         "total-records",
-        before("total-records")
-            .map(|t| t - removed_rows + written.iter().map(|f| f.record_count).sum::<i64>()),
+        before("total-records").map(|t| t - removed.records + added.records),
     );
     set(
         "total-files-size",
-        before("total-files-size").map(|t| t - removed_bytes + added_bytes),
+        before("total-files-size").map(|t| t - removed.bytes + added.bytes),
     );
 }
 

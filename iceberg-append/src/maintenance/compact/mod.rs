@@ -144,14 +144,14 @@ impl RewriteDataFiles {
         env: &dyn Environment,
         mut on_group: impl FnMut(usize, usize, usize),
     ) -> Result<CompactionReport> {
-        let start = catalog.load_table(ident).await?;
-        let meta = &start.metadata;
+        let table = catalog.load_table(ident).await?;
+        let meta = &table.metadata;
         refuse_v3(meta, ident)?;
         let Some(head) = meta.current_snapshot() else {
             return Ok(CompactionReport::default());
         };
-        let start_sequence = head.sequence_number;
-        let io = catalog.table_io(&start);
+        let start = (head.snapshot_id, head.sequence_number);
+        let io = catalog.table_io(&table);
         let mut cache = Manifests::new();
         let (data, deletes) = live_files(&io, meta, &mut cache).await?;
         let options = write_options(meta)?;
@@ -198,7 +198,7 @@ impl RewriteDataFiles {
         let inputs = Rewritten {
             removed: &removed,
             written: &written,
-            start_sequence,
+            start,
         };
         let result = commit_rewrite(catalog, ident, env, &inputs, &mut report, &mut cache).await;
         if let Err(e) = &result
