@@ -36,8 +36,8 @@ const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
 
 impl Auth {
     /// From the merged catalog properties: `token`, else `credential` (`id:secret` or
-    /// `secret`) with `scope` (default `catalog`) and `oauth2-server-uri` (default
-    /// `{uri}/v1/oauth/tokens`, the spec's deprecated endpoint).
+    /// `secret`) with `scope` (default `catalog`) and `oauth2-server-uri` (see
+    /// [`token_endpoint`]).
     ///
     /// # Errors
     /// [`Error::InvalidUri`] for a token that is not a valid header value.
@@ -65,10 +65,7 @@ impl Auth {
             None => (None, credential.to_string()),
         };
         Ok(Self::ClientCredentials(Box::new(ClientCredentials {
-            server_uri: server_uri.map_or_else(
-                || format!("{}/v1/oauth/tokens", uri.trim_end_matches('/')),
-                str::to_string,
-            ),
+            server_uri: token_endpoint(uri, server_uri),
             client_id,
             client_secret,
             scope: scope.unwrap_or("catalog").to_string(),
@@ -111,5 +108,39 @@ impl Auth {
                 Ok(Some(value))
             }
         }
+    }
+}
+
+/// Where tokens are fetched: `oauth2-server-uri` when absolute, relative to the catalog's
+/// `uri` when not (as Java's HTTP client resolves every path), and by default
+/// `{uri}/v1/oauth/tokens`, the spec's deprecated endpoint.
+fn token_endpoint(uri: &str, server_uri: Option<&str>) -> String {
+    let base = uri.trim_end_matches('/');
+    match server_uri {
+        Some(s) if s.starts_with("http://") || s.starts_with("https://") => s.to_string(),
+        Some(relative) => format!("{base}/{}", relative.trim_start_matches('/')),
+        None => format!("{base}/v1/oauth/tokens"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::token_endpoint;
+
+    #[test]
+    fn the_token_endpoint_is_absolute_or_under_the_catalog_uri() {
+        let uri = "http://cat:8181/api/";
+        assert_eq!(
+            token_endpoint(uri, None),
+            "http://cat:8181/api/v1/oauth/tokens"
+        );
+        assert_eq!(
+            token_endpoint(uri, Some("https://idp/token")),
+            "https://idp/token"
+        );
+        assert_eq!(
+            token_endpoint(uri, Some("oauth/token")),
+            "http://cat:8181/api/oauth/token"
+        );
     }
 }

@@ -2,18 +2,20 @@
 //! a missing required value is reported by the writer against its column); a key the table
 //! does not have is refused.
 //!
-//! Top-level integer, date, timestamp and decimal columns are decoded as text first and
-//! converted by [`super::text`], as CSV fields are, so a fraction in an integer, an offset, a
-//! sub-microsecond digit or a digit past a decimal's scale is kept or refused by one rule for
-//! both formats. Inference likewise
+//! Integer, date, timestamp and decimal columns, at any depth (struct fields, list elements,
+//! map keys and values), are decoded as text first and converted by [`super::text`], as CSV
+//! fields are, so a fraction in an integer, an offset, a sub-microsecond digit or a digit past
+//! a decimal's scale is kept or refused by one rule for both formats. Inference likewise
 //! turns a column of JSON strings that are all dates or timestamps into that type.
 
 use std::io::BufRead;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, StringArray, StructArray};
+use arrow_buffer::OffsetBuffer;
 use arrow_json::ReaderBuilder;
-use arrow_schema::{DataType, Field, Schema as ArrowSchema};
+use arrow_schema::{DataType, Field, FieldRef, Schema as ArrowSchema};
 
 use super::text::{self, Kind, Rules};
 use super::{Batches, Target, all_nullable};
@@ -62,8 +64,8 @@ pub(crate) fn infer_schema<R: BufRead>(
     Ok(ArrowSchema::new(fields))
 }
 
-/// Whether a top-level column of this type is read as text and converted. Integers too:
-/// arrow-json would take `1.5` for an int column as a float cast to 1.
+/// Whether a column of this type is read as text and converted. Integers too: arrow-json
+/// would take `1.5` for an int column as a float cast to 1.
 fn via_text(dt: &DataType) -> bool {
     matches!(
         dt,
@@ -73,6 +75,20 @@ fn via_text(dt: &DataType) -> bool {
             | DataType::Int32
             | DataType::Int64
     )
+}
+
+/// `dt` as arrow-json reads it: every column [`via_text`] says, at any depth, as text.
+fn as_read(dt: &DataType) -> DataType {
+    let field = |f: &FieldRef| -> FieldRef {
+        Arc::new(f.as_ref().clone().with_data_type(as_read(f.data_type())))
+    };
+    match dt {
+        d if via_text(d) => DataType::Utf8,
+        DataType::Struct(children) => DataType::Struct(children.iter().map(field).collect()),
+        DataType::List(element) => DataType::List(field(element)),
+        DataType::Map(entries, sorted) => DataType::Map(field(entries), *sorted),
+        other => other.clone(),
+    }
 }
 
 /// The batches of `src` in the table's types.
@@ -87,14 +103,7 @@ pub(crate) fn open(
         typed
             .fields()
             .iter()
-            .map(|f| {
-                let f = f.as_ref().clone();
-                if via_text(f.data_type()) {
-                    f.with_data_type(DataType::Utf8)
-                } else {
-                    f
-                }
-            })
+            .map(|f| f.as_ref().clone().with_data_type(as_read(f.data_type())))
             .collect::<Vec<_>>(),
     ));
     let reader = ReaderBuilder::new(as_read)
@@ -126,36 +135,144 @@ fn convert(
     rows_before: usize,
     rules: Rules,
 ) -> Result<RecordBatch, String> {
-    let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
-    for (field, column) in typed.fields().iter().zip(batch.columns()) {
-        if !via_text(field.data_type()) {
-            columns.push(column.clone());
-            continue;
-        }
-        let name = field.name();
-        let expected = target.schema.field_by_name(name).map_or_else(
-            || field.data_type().to_string(),
-            |f| f.field_type.to_string(),
-        );
-        let text = column
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .ok_or_else(|| format!("column `{name}`: not read as text"))?;
-        let integral;
-        let text = if matches!(field.data_type(), DataType::Int32 | DataType::Int64) {
-            integral = integral_text(text);
-            integral.as_ref().unwrap_or(text)
-        } else {
-            text
-        };
-        columns.push(
-            text::convert(text, field.data_type(), &expected, rules).map_err(|(i, e)| {
-                format!("column `{name}` (record {}): {e}", rows_before + i + 1)
-            })?,
-        );
-    }
+    let columns = typed
+        .fields()
+        .iter()
+        .zip(batch.columns())
+        .map(|(field, column)| {
+            let at = Place {
+                name: field.name().clone(),
+                lists: Vec::new(),
+                rows_before,
+            };
+            convert_array(column, field.data_type(), &at, target, rules)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     RecordBatch::try_new(typed.clone(), columns)
         .map_err(|e| format!("cannot assemble a batch: {e}"))
+}
+
+/// Where a column being converted sits: its full name, the offsets of the lists and maps
+/// above it (innermost last), and the records of earlier batches.
+struct Place {
+    name: String,
+    lists: Vec<OffsetBuffer<i32>>,
+    rows_before: usize,
+}
+
+impl Place {
+    /// The child column `child` of this one, inside one more list or map when `offsets`.
+    fn child(&self, child: &str, offsets: Option<&OffsetBuffer<i32>>) -> Place {
+        let mut lists = self.lists.clone();
+        lists.extend(offsets.cloned());
+        Place {
+            name: format!("{}.{child}", self.name),
+            lists,
+            rows_before: self.rows_before,
+        }
+    }
+
+    /// The input record (1-based) that value `index` of this column belongs to.
+    fn record(&self, index: usize) -> usize {
+        let row = self.lists.iter().rev().fold(index, |i, offsets| {
+            offsets
+                .partition_point(|o| usize::try_from(*o).unwrap_or(0) <= i)
+                .saturating_sub(1)
+        });
+        self.rows_before + row + 1
+    }
+}
+
+/// `read` (decoded in the type [`as_read`] gives) in the table's type `to`: text converted by
+/// [`super::text`]'s rules at every depth, the rest as decoded.
+fn convert_array(
+    read: &ArrayRef,
+    to: &DataType,
+    at: &Place,
+    target: &Target,
+    rules: Rules,
+) -> Result<ArrayRef, String> {
+    if read.data_type() == to {
+        return Ok(read.clone());
+    }
+    let assemble = |e: arrow_schema::ArrowError| format!("column `{}`: {e}", at.name);
+    match to {
+        DataType::Struct(fields) => {
+            let s = read.as_struct();
+            let children = fields
+                .iter()
+                .zip(s.columns())
+                .map(|(f, c)| {
+                    convert_array(c, f.data_type(), &at.child(f.name(), None), target, rules)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let out = StructArray::try_new(fields.clone(), children, s.nulls().cloned())
+                .map_err(assemble)?;
+            Ok(Arc::new(out))
+        }
+        DataType::List(element) => {
+            let l = read.as_list::<i32>();
+            let inner = at.child(element.name(), Some(l.offsets()));
+            let values = convert_array(l.values(), element.data_type(), &inner, target, rules)?;
+            let out = ListArray::try_new(
+                element.clone(),
+                l.offsets().clone(),
+                values,
+                l.nulls().cloned(),
+            )
+            .map_err(assemble)?;
+            Ok(Arc::new(out))
+        }
+        DataType::Map(entries, sorted) => {
+            let m = read.as_map();
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Err(format!("column `{}`: a map without entries", at.name));
+            };
+            let convert_entry = |i: usize, field: &FieldRef| {
+                let inner = at.child(field.name(), Some(m.offsets()));
+                convert_array(
+                    m.entries().column(i),
+                    field.data_type(),
+                    &inner,
+                    target,
+                    rules,
+                )
+            };
+            let keys = convert_entry(0, &kv[0])?;
+            let values = convert_entry(1, &kv[1])?;
+            let entries_array =
+                StructArray::try_new(kv.clone(), vec![keys, values], None).map_err(assemble)?;
+            let out = MapArray::try_new(
+                entries.clone(),
+                m.offsets().clone(),
+                entries_array,
+                m.nulls().cloned(),
+                *sorted,
+            )
+            .map_err(assemble)?;
+            Ok(Arc::new(out))
+        }
+        _ => {
+            let name = &at.name;
+            let text = read
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .ok_or_else(|| format!("column `{name}`: not read as text"))?;
+            let expected = target
+                .schema
+                .field_by_name(name)
+                .map_or_else(|| to.to_string(), |f| f.field_type.to_string());
+            let integral;
+            let text = if matches!(to, DataType::Int32 | DataType::Int64) {
+                integral = integral_text(text);
+                integral.as_ref().unwrap_or(text)
+            } else {
+                text
+            };
+            text::convert(text, to, &expected, rules)
+                .map_err(|(i, e)| format!("column `{name}` (record {}): {e}", at.record(i)))
+        }
+    }
 }
 
 /// The JSON numbers of an integer column with each integral float (`1.0`, `2e3`, as pandas

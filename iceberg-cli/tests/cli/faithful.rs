@@ -359,6 +359,117 @@ fn lossy_conversions_are_refused_unless_allowed() {
     );
 }
 
+/// NDJSON values inside structs, lists and maps follow the same text rules as top-level
+/// ones (arrow-json's own decoders cast `1.5` into an int as 1, cut a decimal's extra digits
+/// and move an offset's wall time): integral floats taken, the rest refused naming the
+/// nested column and the record.
+#[test]
+fn nested_json_values_follow_the_text_rules() {
+    let env = Env::new();
+    let schema = env.write(
+        "nested.json",
+        r#"{"type":"struct","schema-id":0,"fields":[
+            {"id":1,"name":"id","required":false,"type":"long"},
+            {"id":2,"name":"s","required":false,"type":{"type":"struct","fields":[
+                {"id":3,"name":"qty","required":false,"type":"int"},
+                {"id":4,"name":"amount","required":false,"type":"decimal(9, 2)"},
+                {"id":5,"name":"at","required":false,"type":"timestamptz"}]}},
+            {"id":6,"name":"l","required":false,"type":{"type":"list","element-id":7,
+                "element-required":false,"element":"long"}},
+            {"id":8,"name":"m","required":false,"type":{"type":"map","key-id":9,"key":"string",
+                "value-id":10,"value-required":false,"value":"date"}}]}"#,
+    );
+    let good = env.write(
+        "good.ndjson",
+        "{\"id\": 1, \"s\": {\"qty\": 2.0, \"amount\": 12.5, \"at\": \"2024-01-01T12:00:00+02:00\"}, \
+         \"l\": [1, 2e3], \"m\": {\"k\": \"2024-02-29\"}}\n\
+         {\"id\": 2, \"s\": null, \"l\": [null], \"m\": {}}\n",
+    );
+    let schema_arg = schema.to_str().unwrap();
+    env.ok(&[
+        "append",
+        "db.n",
+        good.to_str().unwrap(),
+        "--create",
+        "--schema-from",
+        schema_arg,
+    ]);
+    let rows = sorted_by_id(&data_rows(&env, "db.n"));
+    let s = rows.column_by_name("s").unwrap().as_struct();
+    let qty = s.column_by_name("qty").unwrap();
+    assert_eq!(
+        qty.as_primitive::<arrow_array::types::Int32Type>().value(0),
+        2
+    );
+    let amount = s.column_by_name("amount").unwrap();
+    assert_eq!(amount.as_primitive::<Decimal128Type>().value(0), 1250);
+    let at = s.column_by_name("at").unwrap();
+    assert_eq!(
+        at.as_primitive::<TimestampMicrosecondType>().value(0),
+        1_704_103_200_000_000,
+        "the instant, not the wall time"
+    );
+    assert!(s.is_null(1));
+    let l = rows.column_by_name("l").unwrap().as_list::<i32>();
+    let first = l.value(0);
+    assert_eq!(
+        first
+            .as_primitive::<arrow_array::types::Int64Type>()
+            .values()
+            .to_vec(),
+        vec![1, 2000]
+    );
+    let m = rows.column_by_name("m").unwrap().as_map();
+    let days = m.value(0).column(1).clone();
+    assert_eq!(
+        days.as_primitive::<arrow_array::types::Date32Type>()
+            .value(0),
+        19_782
+    );
+
+    let cases = [
+        (
+            "{\"id\": 3, \"s\": {\"qty\": 1.5}}\n",
+            "column `s.qty` (record 1)",
+            "1.5",
+        ),
+        (
+            "{\"id\": 3, \"l\": [1]}\n{\"id\": 4, \"l\": [2, 3, 2.5]}\n",
+            "column `l.element` (record 2)",
+            "2.5",
+        ),
+        (
+            "{\"id\": 3, \"s\": {\"amount\": 1.234}}\n",
+            "column `s.amount` (record 1)",
+            "--allow-rounding",
+        ),
+        (
+            "{\"id\": 3, \"m\": {\"k\": \"2024-02-30\"}}\n",
+            "column `m.value` (record 1)",
+            "2024-02-30",
+        ),
+    ];
+    for (i, (text, at, value)) in cases.iter().enumerate() {
+        let bad = env.write(&format!("bad{i}.ndjson"), text);
+        let before = env.state("db.n");
+        let err = env.fail(&["append", "db.n", bad.to_str().unwrap()]);
+        assert!(err.contains(at) && err.contains(value), "{text}: {err}");
+        assert_eq!(env.state("db.n"), before);
+    }
+    // With --allow-rounding the decimal is rounded half up, as at the top level.
+    let round = env.write("round.ndjson", "{\"id\": 5, \"s\": {\"amount\": 1.235}}\n");
+    env.ok(&[
+        "append",
+        "db.n",
+        round.to_str().unwrap(),
+        "--allow-rounding",
+    ]);
+    let rows = sorted_by_id(&data_rows(&env, "db.n"));
+    let s = rows.column_by_name("s").unwrap().as_struct();
+    let amount = s.column_by_name("amount").unwrap();
+    assert_eq!(amount.as_primitive::<Decimal128Type>().value(2), 124);
+}
+
 #[test]
 fn inference_reads_every_row_unless_told_otherwise() {
     let env = Env::new();

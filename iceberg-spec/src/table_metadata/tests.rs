@@ -286,7 +286,7 @@ fn unknown_transforms_load_and_are_written_back_but_no_new_table_has_one() {
 /// Tables Java loads that an earlier version of this parser refused: a v1 void field whose
 /// source column was dropped (Spark's REPLACE PARTITION FIELD, then DROP COLUMN), a v2
 /// `write-default` (forward-compatible, so Java writes it on v2), and counters below ids in
-/// use (raised, so no id assigned later collides).
+/// use (raised, so no id assigned later collides), a v2 snapshot without a summary.
 #[test]
 fn tables_java_loads_load() {
     let mut v: serde_json::Value =
@@ -317,4 +317,14 @@ fn tables_java_loads_load() {
     initial["schemas"][0]["fields"][0]["initial-default"] = 5.into();
     let err = TableMetadata::from_json(&initial.to_string()).unwrap_err();
     assert!(err.to_string().contains("version 3"), "{err}");
+
+    // A v2 snapshot without a summary (Java's `SnapshotParser` takes it: no operation).
+    let mut bare = v.clone();
+    bare["snapshots"] = serde_json::json!([{"snapshot-id": 7, "sequence-number": 1,
+        "timestamp-ms": 1_700_000_000_000_i64, "manifest-list": "file:///t/metadata/snap-7.avro",
+        "schema-id": 0}]);
+    bare["current-snapshot-id"] = 7.into();
+    bare["last-sequence-number"] = 1.into();
+    let m = TableMetadata::from_json(&bare.to_string()).unwrap();
+    assert_eq!(m.current_snapshot().unwrap().operation(), None);
 }

@@ -111,13 +111,9 @@ impl TableMetadata {
         }
         let has_snapshot = |id: i64| snapshot_ids.binary_search(&id).is_ok();
         for s in &self.snapshots {
+            // A v2 snapshot without a summary is out of spec, but Java's `SnapshotParser`
+            // loads it (as no operation): so do we.
             if v >= FormatVersion::V2 {
-                if s.summary.is_none() {
-                    return Err(Error::invalid_metadata(
-                        format!("snapshots[{}].summary", s.snapshot_id),
-                        "required in v2+",
-                    ));
-                }
                 if s.manifest_list.is_none() {
                     return Err(Error::invalid_metadata(
                         format!("snapshots[{}].manifest-list", s.snapshot_id),
