@@ -26,6 +26,7 @@ use iceberg_spec::types::{NestedField, PrimitiveType, Type};
 
 use crate::defaults::default_array;
 use crate::error::{Error, Result};
+use crate::partition::with_parent_nulls;
 use crate::to_arrow::{field_id_of, full_name};
 
 /// What alignment may change of a value instead of refusing it.
@@ -151,9 +152,8 @@ fn align_array(
         return Ok(new_null_array(target.data_type(), src.len()));
     }
     match (&field.field_type, target.data_type()) {
-        (Type::Primitive(p), to) => {
-            cast_primitive(src, p, to, full, rules).and_then(|a| a.ok_or_else(mismatch))
-        }
+        (Type::Primitive(p), to) => cast_primitive(src, p, to, full, rules, parent_valid)
+            .and_then(|a| a.ok_or_else(mismatch)),
         (Type::Struct(s), DataType::Struct(target_children)) => {
             let DataType::Struct(src_children) = src.data_type() else {
                 return Err(mismatch());
@@ -323,6 +323,7 @@ fn cast_primitive(
     to: &DataType,
     full: &str,
     rules: Rules,
+    parent_valid: Option<&NullBuffer>,
 ) -> Result<Option<ArrayRef>> {
     let from = match src.data_type() {
         DataType::Dictionary(_, v) => v.as_ref(),
@@ -336,16 +337,20 @@ fn cast_primitive(
     } else {
         src.clone()
     };
+    // The values checked: those a null parent struct hides are never written, so their
+    // range does not matter (Arrow lets a null struct row's children hold anything).
+    // Made only for the types checked: rebuilding an array validates it (UTF-8 and all).
+    let checked = || with_parent_nulls(&src, parent_valid.filter(|p| p.null_count() > 0));
     if let PrimitiveType::Decimal { precision, .. } = p {
         // Arrow does not hold values to their type's precision, and Parquet's writer keeps
         // only the low bytes of one that is too wide: checked here, as Java's writer does.
-        check_decimal_precision(&src, *precision, full)?;
+        check_decimal_precision(&checked(), *precision, full)?;
     }
     if src.data_type() == to {
         return Ok(Some(src));
     }
     if let DataType::Date64 = src.data_type() {
-        return date64_to_days(&src, full).map(Some);
+        return date64_to_days(&src, &checked(), full).map(Some);
     }
     // Nanoseconds into microseconds: refused where digits would be lost, unless allowed,
     // then floored (as the time transforms do) instead of truncated toward zero.
@@ -354,14 +359,22 @@ fn cast_primitive(
             DataType::Timestamp(TimeUnit::Nanosecond, _),
             DataType::Timestamp(TimeUnit::Microsecond, tz),
         ) => {
+            check_whole_microseconds(
+                checked().as_primitive::<TimestampNanosecondType>(),
+                rules,
+                full,
+            )?;
             let v = src.as_primitive::<TimestampNanosecondType>();
-            check_whole_microseconds(v, rules, full)?;
             let out: PrimitiveArray<TimestampMicrosecondType> = v.unary(|x| x.div_euclid(1000));
             Some(Arc::new(out.with_timezone_opt(tz.clone())) as ArrayRef)
         }
         (DataType::Time64(TimeUnit::Nanosecond), DataType::Time64(TimeUnit::Microsecond)) => {
+            check_whole_microseconds(
+                checked().as_primitive::<Time64NanosecondType>(),
+                rules,
+                full,
+            )?;
             let v = src.as_primitive::<Time64NanosecondType>();
-            check_whole_microseconds(v, rules, full)?;
             let out: PrimitiveArray<Time64MicrosecondType> = v.unary(|x| x.div_euclid(1000));
             Some(Arc::new(out) as ArrayRef)
         }
@@ -441,12 +454,14 @@ fn check_decimal_precision(src: &ArrayRef, precision: u32, full: &str) -> Result
     })
 }
 
-/// `Date64` milliseconds as `Date32` days, refusing a value that is not a whole day (Arrow's
-/// own cast would truncate it) or out of the date range.
-fn date64_to_days(src: &ArrayRef, full: &str) -> Result<ArrayRef> {
+/// `Date64` milliseconds as `Date32` days, refusing a value of `checked` (`src` with what is
+/// not written masked) that is not a whole day (Arrow's own cast would truncate it) or out
+/// of the date range.
+fn date64_to_days(src: &ArrayRef, checked: &ArrayRef, full: &str) -> Result<ArrayRef> {
     const MS_PER_DAY: i64 = 86_400_000;
     let ms = src.as_primitive::<arrow_array::types::Date64Type>();
-    let bad = ms.iter().flatten().find(|v| {
+    let visible = checked.as_primitive::<arrow_array::types::Date64Type>();
+    let bad = visible.iter().flatten().find(|v| {
         v.rem_euclid(MS_PER_DAY) != 0 || i32::try_from(v.div_euclid(MS_PER_DAY)).is_err()
     });
     if let Some(v) = bad {

@@ -357,7 +357,7 @@ fn nanoseconds_past_the_microsecond_are_refused_unless_floored() {
     assert_eq!(v.value(0), -1);
     assert_eq!(v.value(2), 1_700_000_000_123_456);
 
-    let lossy = ts(vec![None, Some(1_700_000_000_123_456_789)]);
+    let lossy = ts(vec![None, Some(1_700_000_000_123_456_789), Some(-1_001)]);
     let err = align_one(
         Type::Primitive(PrimitiveType::Timestamptz),
         Field::new("c", ns(Some("UTC")), true),
@@ -383,7 +383,7 @@ fn nanoseconds_past_the_microsecond_are_refused_unless_floored() {
     let element = Arc::new(Field::new("element", ns(Some("UTC")), true));
     let list = arrow_array::ListArray::new(
         element.clone(),
-        arrow_buffer::OffsetBuffer::from_lengths([2]),
+        arrow_buffer::OffsetBuffer::from_lengths([3]),
         lossy,
         None,
     );
@@ -414,7 +414,35 @@ fn nanoseconds_past_the_microsecond_are_refused_unless_floored() {
     .unwrap();
     let values = floored.column(0).as_list::<i32>().values().clone();
     let v = values.as_primitive::<TimestampMicrosecondType>();
-    assert_eq!(v.value(1), 1_700_000_000_123_456);
+    assert_eq!((v.value(1), v.value(2)), (1_700_000_000_123_456, -2));
+
+    // A null struct row's child may hold anything (pyarrow's `mask=` leaves it): never
+    // written, so never refused.
+    let child = Arc::new(Field::new("ts", ns(None), true));
+    let hidden = StructArray::new(
+        vec![child.clone()].into(),
+        vec![Arc::new(TimestampNanosecondArray::from(vec![1_001, 2_000])) as ArrayRef],
+        Some(NullBuffer::from(vec![false, true])),
+    );
+    let ty = Type::Struct(StructType::new(vec![NestedField::optional(
+        2,
+        "ts",
+        PrimitiveType::Timestamp,
+    )]));
+    let out = align_one(
+        ty,
+        Field::new("c", hidden.data_type().clone(), true),
+        Arc::new(hidden),
+    )
+    .unwrap();
+    let s = out.column(0).as_struct();
+    assert!(s.is_null(0));
+    assert_eq!(
+        s.column(0)
+            .as_primitive::<TimestampMicrosecondType>()
+            .value(1),
+        2
+    );
 }
 
 /// Arrow does not hold decimals to their type's precision and Parquet's writer would keep

@@ -213,7 +213,7 @@ pub(crate) fn find_column(batch: &RecordBatch, id: i32) -> Option<ArrayRef> {
     search(schema.fields(), batch.columns(), id, None)
 }
 
-fn with_parent_nulls(c: &ArrayRef, parent: Option<&NullBuffer>) -> ArrayRef {
+pub(crate) fn with_parent_nulls(c: &ArrayRef, parent: Option<&NullBuffer>) -> ArrayRef {
     let Some(parent) = parent else {
         return c.clone();
     };

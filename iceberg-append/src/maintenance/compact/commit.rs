@@ -113,8 +113,10 @@ async fn attempt_rewrite(
     // Only commits made on top of the starting snapshot were checked below: a head on
     // another lineage (a branch swapped in, a rollback) may carry deletes older than the
     // start (Java's `validationHistory`: "Cannot determine history").
+    // v1 has no delete files: Java checks the history from v2 on (`addedDeleteFiles`).
     let (start_id, start_sequence) = start;
-    if head.snapshot_id != start_id
+    if meta.format_version >= FormatVersion::V2
+        && head.snapshot_id != start_id
         && !meta
             .ancestors(head.snapshot_id)
             .any(|s| s.parent_snapshot_id == Some(start_id))

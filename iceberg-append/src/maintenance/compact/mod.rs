@@ -154,7 +154,9 @@ impl RewriteDataFiles {
         let io = catalog.table_io(&table);
         let mut cache = Manifests::new();
         let (data, deletes) = live_files(&io, meta, &mut cache).await?;
-        let options = write_options(meta)?;
+        // What is read back is the table's data already: nanoseconds (INT96 columns of
+        // migrated Hive tables read as such) are floored as readers see them, not refused.
+        let options = write_options(meta)?.with_floor_nanoseconds(true);
         let target = self
             .target_file_size_bytes
             .unwrap_or(options.target_file_size_bytes);
