@@ -270,16 +270,26 @@ impl PartitionSpec {
             field.transform.fixed_result_type(),
         ) {
             (None, Some(fixed)) => Ok(fixed),
-            // A v1 void field whose source was dropped since: always null, as Java's
-            // `partitionType` types it (`unknown`, an Avro `null` in manifests).
-            (None, None) if field.transform == Transform::Void => Ok(PrimitiveType::Unknown),
             _ if field.transform.is_unknown() => {
                 field.transform.result_type(&PrimitiveType::Unknown)
             }
             _ => field
                 .transform
-                .result_type(self.source_type(field, schema)?),
+                .result_type(&self.input_type(field, schema)?),
         }
+    }
+
+    /// The type of the values one partition field's transform takes: its source column's,
+    /// or `unknown` for a v1 void field whose source was dropped since (always null, as
+    /// Java's `partitionType` types it: an Avro `null` in manifests).
+    ///
+    /// # Errors
+    /// As [`PartitionSpec::source_type`].
+    pub fn input_type(&self, field: &PartitionField, schema: &Schema) -> Result<PrimitiveType> {
+        if field.transform == Transform::Void && schema.field_by_id(field.source_id).is_none() {
+            return Ok(PrimitiveType::Unknown);
+        }
+        self.source_type(field, schema).cloned()
     }
 
     /// The source column type of one partition field.
@@ -323,12 +333,9 @@ impl PartitionSpec {
             if i > 0 {
                 out.push('/');
             }
-            let human = match self.source_type(f, schema) {
-                Ok(source) => f.transform.to_human_string(source, v.as_ref()),
-                // A v1 void field whose source was dropped since: always null.
-                Err(_) if f.transform == Transform::Void => "null".to_string(),
-                Err(e) => return Err(e),
-            };
+            let human = f
+                .transform
+                .to_human_string(&self.input_type(f, schema)?, v.as_ref());
             out.push_str(&crate::transform::partition_path_segment(&f.name, &human));
         }
         Ok(out)

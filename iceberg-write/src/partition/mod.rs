@@ -63,12 +63,7 @@ impl Partitioner {
         let mut fields = Vec::with_capacity(spec.fields().len());
         let mut sort_fields = Vec::with_capacity(spec.fields().len());
         for f in spec.fields() {
-            let source_type = match spec.source_type(f, schema) {
-                Ok(ty) => ty.clone(),
-                // A v1 void field whose source was dropped since: null whatever the source.
-                Err(_) if f.transform == Transform::Void => PrimitiveType::Unknown,
-                Err(e) => return Err(e.into()),
-            };
+            let source_type = spec.input_type(f, schema)?;
             let result_type = f.transform.result_type(&source_type)?;
             sort_fields.push(SortField::new(arrow_type(
                 &Type::Primitive(result_type.clone()),
