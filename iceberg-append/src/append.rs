@@ -168,6 +168,32 @@ async fn read_manifest_list_cached(
     }
 }
 
+/// Whether a listed manifest lacks a file or row count (an old v1 writer's list).
+fn counts_unknown(m: &ManifestFile) -> bool {
+    m.added_files_count.is_none()
+        || m.existing_files_count.is_none()
+        || m.deleted_files_count.is_none()
+        || m.added_rows_count.is_none()
+        || m.existing_rows_count.is_none()
+        || m.deleted_rows_count.is_none()
+}
+
+/// The counts of `rows`' manifests whose counts are unknown, in order, read together: on an
+/// object store each is a request, and an old list may name many.
+async fn unknown_counts<'a>(
+    io: &FileIo,
+    rows: impl Iterator<Item = &'a ManifestFile>,
+) -> Result<std::vec::IntoIter<StatusCounts>> {
+    let missing = rows
+        .filter(|m| counts_unknown(m))
+        .map(|m| m.manifest_path.as_str());
+    Ok(
+        read_manifests_as(io, missing, |m| StatusCounts::of(&m.entries))
+            .await?
+            .into_iter(),
+    )
+}
+
 /// `rows` with every unknown file or row count (a manifest listed by an old v1 writer) counted
 /// from the manifest's entries, as a v2 list must give them: writing 0 instead would tell
 /// readers that the manifest holds no files, and they would skip it.
@@ -175,29 +201,13 @@ async fn with_known_counts<'a>(
     io: &FileIo,
     rows: Cow<'a, [Arc<ManifestFile>]>,
 ) -> Result<Cow<'a, [Arc<ManifestFile>]>> {
-    let unknown = |m: &ManifestFile| {
-        m.added_files_count.is_none()
-            || m.existing_files_count.is_none()
-            || m.deleted_files_count.is_none()
-            || m.added_rows_count.is_none()
-            || m.existing_rows_count.is_none()
-            || m.deleted_rows_count.is_none()
-    };
-    if !rows.iter().any(|m| unknown(m)) {
+    if !rows.iter().any(|m| counts_unknown(m)) {
         return Ok(rows);
     }
-    // Read together: on an object store each is a request, and an old list may name many;
-    // only each manifest's counts are kept.
-    let missing = rows
-        .iter()
-        .filter(|m| unknown(m))
-        .map(|m| m.manifest_path.as_str());
-    let mut counted = read_manifests_as(io, missing, |m| StatusCounts::of(&m.entries))
-        .await?
-        .into_iter();
+    let mut counted = unknown_counts(io, rows.iter().map(|m| m.as_ref())).await?;
     let mut out = Vec::with_capacity(rows.len());
     for m in rows.iter() {
-        if !unknown(m) {
+        if !counts_unknown(m) {
             out.push(m.clone());
             continue;
         }
@@ -209,6 +219,26 @@ async fn with_known_counts<'a>(
         out.push(Arc::new(filled));
     }
     Ok(Cow::Owned(out))
+}
+
+/// [`with_known_counts`] in place, for the manifests of a table's head that a maintenance
+/// commit lists again (from v2 on; a v1 list may leave counts out).
+pub(crate) async fn fill_unknown_counts(
+    io: &FileIo,
+    version: FormatVersion,
+    listed: &mut [ManifestFile],
+) -> Result<()> {
+    if version < FormatVersion::V2 || !listed.iter().any(counts_unknown) {
+        return Ok(());
+    }
+    let mut counted = unknown_counts(io, listed.iter()).await?;
+    for m in listed.iter_mut().filter(|m| counts_unknown(m)) {
+        let counts = counted.next().ok_or_else(|| {
+            Error::invalid_manifest(&m.manifest_path, "it was not read with the others")
+        })?;
+        counts.fill(m);
+    }
+    Ok(())
 }
 
 /// The uuid partition fields of every spec (`None` where the spec binds to no schema of the
@@ -399,7 +429,7 @@ pub(crate) async fn start_append(
     let meta = staged(table, &updates, evolution.as_ref())?;
     let meta = meta.as_ref();
     check_files(meta, &data_files)?;
-    let props = TableProperties::parse(&meta.properties)?;
+    let props = TableProperties::parse_for_commit(&meta.properties)?;
     let snapshot_id = fresh_snapshot_id(meta, env)?;
     let commit_uuid = env.new_uuid();
     let new_manifests =
@@ -479,7 +509,7 @@ impl PendingAppend {
             self.snapshot_id,
             self.commit_uuid
         );
-        let props = TableProperties::parse(&meta.properties)?;
+        let props = TableProperties::parse_for_commit(&meta.properties)?;
         let (new_manifests, kept, replaced) = match self.mode {
             AppendMode::Fast => (self.new_manifests.clone(), Cow::from(parent.rows()), 0),
             AppendMode::Merge => {

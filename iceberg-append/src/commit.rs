@@ -157,7 +157,7 @@ pub(crate) async fn commit_input(
     let cache = catalog.metadata_cache();
     let mut base = catalog.load_table(ident).await?;
     let io = catalog.table_io(&base);
-    let props = TableProperties::parse(&base.metadata.properties)?;
+    let props = TableProperties::parse_for_commit(&base.metadata.properties)?;
     let retry = props.commit_retry;
     if mode_from_table {
         input.mode = AppendMode::from_properties(&props);
@@ -314,8 +314,8 @@ pub(crate) fn dropped_metadata_files(
     base: &crate::table::Table,
     new: &iceberg_spec::TableMetadata,
 ) -> Vec<String> {
-    let asked =
-        TableProperties::parse(&new.properties).is_ok_and(|p| p.metadata_delete_after_commit);
+    let asked = TableProperties::parse_for_commit(&new.properties)
+        .is_ok_and(|p| p.metadata_delete_after_commit);
     if !asked || catalog.writes_metadata_files() {
         return Vec::new();
     }

@@ -191,7 +191,8 @@ pub fn plan_merge(
 /// The entries of a listed manifest with everything it inherits made explicit, as Java's
 /// `InheritableMetadataFactory` does: the snapshot id always; the data and file sequence
 /// numbers of an ADDED entry, or of any entry of a manifest listed with sequence number 0
-/// (written before the table was v2); first row ids (v3) for live entries in order.
+/// (written before the table was v2); first row ids (v3) for live entries in order, none when
+/// the manifest is listed without one.
 pub fn inherit(manifest: &ManifestFile, entries: Vec<ManifestEntry>) -> Vec<ManifestEntry> {
     let mut next_row_id = manifest.first_row_id;
     let inherits_seq =
@@ -205,12 +206,19 @@ pub fn inherit(manifest: &ManifestFile, entries: Vec<ManifestEntry>) -> Vec<Mani
                 e.file_sequence_number
                     .get_or_insert(manifest.sequence_number);
             }
-            if e.data_file.first_row_id.is_none()
-                && e.status != ManifestStatus::Deleted
-                && let Some(next) = next_row_id.as_mut()
-            {
-                e.data_file.first_row_id = Some(*next);
-                *next += e.data_file.record_count;
+            match next_row_id.as_mut() {
+                Some(next)
+                    if e.data_file.first_row_id.is_none()
+                        && e.status != ManifestStatus::Deleted =>
+                {
+                    e.data_file.first_row_id = Some(*next);
+                    *next += e.data_file.record_count;
+                }
+                Some(_) => {}
+                // Java's `ManifestReader.idAssigner`: a manifest listed without a first row
+                // id (a delete manifest, one written before v3) gives its files none, so a
+                // foreign writer's stray ids are never carried into a rewrite.
+                None => e.data_file.first_row_id = None,
             }
             e
         })
@@ -612,5 +620,19 @@ mod tests {
         assert_eq!(out[1].sequence_number, Some(3));
         assert_eq!(out[2].snapshot_id, Some(42));
         assert_eq!(out[2].data_file.first_row_id, Some(105));
+        // Listed without a first row id: no entry keeps one, whatever the manifest holds.
+        m.first_row_id = None;
+        let stray = ManifestEntry {
+            status: ManifestStatus::Existing,
+            snapshot_id: Some(1),
+            sequence_number: Some(3),
+            file_sequence_number: Some(3),
+            data_file: iceberg_spec::DataFile {
+                first_row_id: Some(7),
+                ..file(4)
+            },
+        };
+        let out = inherit(&m, vec![stray]);
+        assert_eq!(out[0].data_file.first_row_id, None);
     }
 }

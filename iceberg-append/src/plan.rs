@@ -69,7 +69,7 @@ pub fn plan_fast_append(base: &TableMetadata, inputs: &AttemptInputs<'_>) -> Res
             reason: format!("the table is encrypted ({ENCRYPTION_KEY_ID} = {key})"),
         });
     }
-    let props = TableProperties::parse(&base.properties)?;
+    let props = TableProperties::parse_for_commit(&base.properties)?;
     let version = base.format_version;
     let parent = base.branch_head(inputs.branch);
     let sequence_number = if version == FormatVersion::V1 {
@@ -97,11 +97,14 @@ pub fn plan_fast_append(base: &TableMetadata, inputs: &AttemptInputs<'_>) -> Res
     let (first_row_id, added_rows) = match base.next_row_id {
         Some(start) if version == FormatVersion::V3 => {
             let mut next = start;
-            for m in manifests
-                .iter_mut()
-                .filter(|m| m.content == ManifestContent::Data)
-            {
-                if m.first_row_id.is_none() {
+            for m in manifests.iter_mut() {
+                if m.content != ManifestContent::Data {
+                    // The spec: "always null" for delete manifests (Java's list writer
+                    // writes null whatever a foreign row held).
+                    if m.first_row_id.is_some() {
+                        Arc::make_mut(m).first_row_id = None;
+                    }
+                } else if m.first_row_id.is_none() {
                     // Only a row that gets an id is copied; the rest stay shared.
                     let m = Arc::make_mut(m);
                     m.first_row_id = Some(next);

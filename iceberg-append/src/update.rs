@@ -244,8 +244,11 @@ impl TableUpdate {
         for key in &self.remove {
             meta.properties.remove(key);
         }
+        // What this update sets must be usable; what another engine set before stays as it
+        // is, as Java leaves it (`parse_for_commit`).
+        TableProperties::parse(&self.set)?;
         meta.properties.extend(self.set.clone());
-        TableProperties::parse(&meta.properties)?;
+        TableProperties::parse_for_commit(&meta.properties)?;
         Ok(meta)
     }
 }
@@ -258,7 +261,7 @@ fn finish(
     now_ms: i64,
     base_location: Option<&str>,
 ) -> Result<TableMetadata> {
-    let props = TableProperties::parse(&edited.properties)?;
+    let props = TableProperties::parse_for_commit(&edited.properties)?;
     edited.last_updated_ms = now_ms.max(base.last_updated_ms);
     log_previous_metadata(
         &mut edited,
@@ -388,7 +391,7 @@ pub(crate) async fn commit_steps(
 ) -> Result<Landed> {
     let table = ident.to_string();
     let mut base = catalog.load_table(ident).await?;
-    let retry = TableProperties::parse(&base.metadata.properties)?.commit_retry;
+    let retry = TableProperties::parse_for_commit(&base.metadata.properties)?.commit_retry;
     let table_uuid = base.metadata.table_uuid;
     let started = Instant::now();
     let mut attempt = 1u32;

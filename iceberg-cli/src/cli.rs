@@ -522,6 +522,11 @@ pub(crate) struct OrphansArgs {
     /// Delete the orphans found (without it, only list them).
     #[arg(long)]
     pub(crate) delete: bool,
+    /// With `--delete`, take files younger than 24 hours too. A write still in flight
+    /// (its data files and manifests not yet committed) loses them and then commits a
+    /// snapshot that refers to missing files; only for a table nobody writes.
+    #[arg(long, requires = "delete")]
+    pub(crate) allow_recent: bool,
 }
 
 /// Arguments of `add-files`.

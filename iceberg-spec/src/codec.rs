@@ -79,6 +79,7 @@ impl ParquetCodec {
         "snappy",
         "gzip",
         "lz4",
+        "lz4_raw",
         "brotli",
         "uncompressed",
         "none",
@@ -105,7 +106,9 @@ impl FromStr for ParquetCodec {
             "zstd" => Ok(Self::Zstd),
             "snappy" => Ok(Self::Snappy),
             "gzip" => Ok(Self::Gzip),
-            "lz4" => Ok(Self::Lz4),
+            // Java's `lz4` is Hadoop's framing; both are written as `LZ4_RAW`, which every
+            // reader decodes.
+            "lz4" | "lz4_raw" => Ok(Self::Lz4),
             "brotli" => Ok(Self::Brotli),
             "uncompressed" | "none" => Ok(Self::Uncompressed),
             _ => Err(format!("expected one of {}", Self::NAMES.join(", "))),

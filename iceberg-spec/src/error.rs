@@ -94,6 +94,15 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
+    /// An option given to an operation that it cannot take (Java throws
+    /// `IllegalArgumentException` for the same).
+    #[error("invalid option `{option}`: {reason}")]
+    InvalidOption {
+        /// The option, as its builder method names it.
+        option: String,
+        /// Why it was refused.
+        reason: String,
+    },
     /// Table metadata that is missing a field its format version requires, or holds a bad one.
     #[error("invalid table metadata field `{field}`: {reason}")]
     InvalidMetadata {

@@ -429,7 +429,48 @@ impl Props<'_> {
     }
 }
 
+/// Properties only the Parquet writer reads: a commit, a schema change or an expiry never
+/// needs them, so a value this library cannot write with does not stop those.
+const WRITER_ONLY: &[&str] = &[
+    PARQUET_COMPRESSION,
+    PARQUET_COMPRESSION_LEVEL,
+    PARQUET_ROW_GROUP_SIZE_BYTES,
+    PARQUET_ROW_GROUP_SIZE_ROWS,
+    PARQUET_PAGE_SIZE_BYTES,
+    PARQUET_PAGE_ROW_LIMIT,
+    PARQUET_DICT_SIZE_BYTES,
+    WRITE_TARGET_FILE_SIZE_BYTES,
+    WRITE_MAX_OPEN_FILES,
+    WRITE_SORT_BUFFER_BYTES,
+    WRITE_BUFFER_SIZE_BYTES,
+    WRITE_SPILL_ENABLED,
+    WRITE_SPILL_BUFFER_BYTES,
+    METRICS_MAX_INFERRED_COLUMN_DEFAULTS,
+];
+
 impl TableProperties {
+    /// Parses the properties a commit acts on: like [`parse`](Self::parse), but a
+    /// writer-only property whose value does not parse (another engine's
+    /// `write.parquet.compression-codec=lzo`) is left at its default, since Java's commits,
+    /// schema changes and expiry read only the properties they use. Writing data still
+    /// refuses it, through [`parse`](Self::parse).
+    ///
+    /// # Errors
+    /// [`Error::InvalidProperty`] for a property a commit reads.
+    pub fn parse_for_commit(props: &BTreeMap<String, String>) -> Result<Self> {
+        let mut usable = std::borrow::Cow::Borrowed(props);
+        loop {
+            match Self::parse(&usable) {
+                Err(Error::InvalidProperty { key, .. })
+                    if WRITER_ONLY.contains(&key.as_str()) && usable.contains_key(&key) =>
+                {
+                    usable.to_mut().remove(&key);
+                }
+                parsed => return parsed,
+            }
+        }
+    }
+
     /// Parses every property this library acts on; unknown keys are ignored.
     ///
     /// # Errors
@@ -677,6 +718,41 @@ mod tests {
             err.contains(AVRO_COMPRESSION) && err.contains("lz4"),
             "{err}"
         );
+    }
+
+    #[test]
+    /// A Java table may name a codec Java accepts and we cannot write (`lzo`): commits,
+    /// schema changes and expiry still read it; writing data still refuses it.
+    fn writer_only_values_we_cannot_use_do_not_stop_a_commit() {
+        let mut m = BTreeMap::new();
+        m.insert(PARQUET_COMPRESSION.to_string(), "lzo".to_string());
+        m.insert(WRITE_TARGET_FILE_SIZE_BYTES.to_string(), "0".to_string());
+        m.insert(HISTORY_MIN_SNAPSHOTS_TO_KEEP.to_string(), "3".to_string());
+        m.insert(COMMIT_NUM_RETRIES.to_string(), "7".to_string());
+        let err = TableProperties::parse(&m).unwrap_err().to_string();
+        assert!(
+            err.contains(PARQUET_COMPRESSION) && err.contains("lzo"),
+            "{err}"
+        );
+        let p = TableProperties::parse_for_commit(&m).unwrap();
+        assert_eq!(p.history.min_snapshots_to_keep, 3);
+        assert_eq!(p.commit_retry.num_retries, 7);
+        assert_eq!(p.parquet.compression_codec, ParquetCodec::Zstd);
+        assert_eq!(
+            p.target_file_size_bytes,
+            DEFAULT_WRITE_TARGET_FILE_SIZE_BYTES
+        );
+        // A property a commit reads is still refused, naming it.
+        m.insert(COMMIT_NUM_RETRIES.to_string(), "many".to_string());
+        let err = TableProperties::parse_for_commit(&m)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(COMMIT_NUM_RETRIES), "{err}");
+        m.remove(COMMIT_NUM_RETRIES);
+        m.insert(PARQUET_COMPRESSION.to_string(), "LZ4_RAW".to_string());
+        m.remove(WRITE_TARGET_FILE_SIZE_BYTES);
+        let p = TableProperties::parse(&m).unwrap();
+        assert_eq!(p.parquet.compression_codec, ParquetCodec::Lz4);
     }
 
     #[test]

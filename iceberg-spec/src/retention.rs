@@ -70,13 +70,21 @@ pub fn effective_refs(meta: &TableMetadata) -> BTreeMap<String, SnapshotRef> {
 ///
 /// # Errors
 /// [`Error::InvalidProperty`] for a bad `history.expire.*` property;
+/// [`Error::InvalidOption`] for `retain_last` 0;
 /// [`Error::SnapshotInUse`] when `options` names a snapshot a kept branch or tag points at.
 pub fn plan_expiry(
     meta: &TableMetadata,
     now_ms: i64,
     options: &ExpireOptions,
 ) -> Result<ExpiryPlan> {
-    let history = TableProperties::parse(&meta.properties)?.history;
+    if options.retain_last == Some(0) {
+        // Java's `retainLast` refuses it too: a branch always keeps its head.
+        return Err(Error::InvalidOption {
+            option: "retain_last".into(),
+            reason: "at least one snapshot of each branch is kept; give 1 or more".into(),
+        });
+    }
+    let history = TableProperties::parse_for_commit(&meta.properties)?.history;
     let older_than = options
         .older_than_ms
         .unwrap_or_else(|| now_ms.saturating_sub(history.max_snapshot_age_ms));

@@ -8,8 +8,6 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::error::{Error, Result};
-
 mod shared;
 
 pub use shared::SharedSnapshot;
@@ -18,7 +16,7 @@ pub use shared::SharedSnapshot;
 pub const MAIN_BRANCH: &str = "main";
 
 /// What a snapshot did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Operation {
     /// Only data files were added.
     Append,
@@ -28,16 +26,20 @@ pub enum Operation {
     Overwrite,
     /// Data was removed or delete files added.
     Delete,
+    /// An operation the spec does not name, kept as written: Java's `SnapshotParser` loads
+    /// any string, and a table another engine wrote must still load and keep its history.
+    Other(String),
 }
 
 impl Operation {
     /// The summary string.
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             Self::Append => "append",
             Self::Replace => "replace",
             Self::Overwrite => "overwrite",
             Self::Delete => "delete",
+            Self::Other(other) => other,
         }
     }
 }
@@ -48,20 +50,23 @@ impl fmt::Display for Operation {
     }
 }
 
-impl FromStr for Operation {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
+impl From<&str> for Operation {
+    fn from(s: &str) -> Self {
         match s {
-            "append" => Ok(Self::Append),
-            "replace" => Ok(Self::Replace),
-            "overwrite" => Ok(Self::Overwrite),
-            "delete" => Ok(Self::Delete),
-            other => Err(Error::invalid_metadata(
-                "summary.operation",
-                format!("unknown operation `{other}`"),
-            )),
+            "append" => Self::Append,
+            "replace" => Self::Replace,
+            "overwrite" => Self::Overwrite,
+            "delete" => Self::Delete,
+            other => Self::Other(other.to_owned()),
         }
+    }
+}
+
+impl FromStr for Operation {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        Ok(Self::from(s))
     }
 }
 
@@ -112,9 +117,8 @@ impl<'de> Deserialize<'de> for Summary {
             None => Operation::Overwrite,
             Some(op) => op
                 .as_str()
-                .ok_or_else(|| serde::de::Error::custom("summary `operation` must be a string"))?
-                .parse()
-                .map_err(serde::de::Error::custom)?,
+                .map(Operation::from)
+                .ok_or_else(|| serde::de::Error::custom("summary `operation` must be a string"))?,
         };
         let properties = raw
             .into_iter()
@@ -174,8 +178,8 @@ fn is_zero(v: &i64) -> bool {
 
 impl Snapshot {
     /// The summary's operation, if the snapshot has a summary.
-    pub fn operation(&self) -> Option<Operation> {
-        self.summary.as_ref().map(|s| s.operation)
+    pub fn operation(&self) -> Option<&Operation> {
+        self.summary.as_ref().map(|s| &s.operation)
     }
 }
 
@@ -302,5 +306,20 @@ mod tests {
         assert_eq!(s.get_i64("added-records"), Some(3));
         let err = serde_json::from_value::<Summary>(serde_json::json!({"operation": 3}));
         assert!(err.is_err());
+    }
+
+    #[test]
+    /// Java's `SnapshotParser` takes any operation string; a table whose history holds one
+    /// the spec does not name loads, and writes it back unchanged.
+    fn an_operation_the_spec_does_not_name_is_kept_as_written() {
+        let json = serde_json::json!({"operation": "rewrite", "added-records": "3"});
+        let s = serde_json::from_value::<Summary>(json.clone()).unwrap();
+        assert_eq!(s.operation, Operation::Other("rewrite".into()));
+        assert_eq!(s.operation.as_str(), "rewrite");
+        assert_eq!(serde_json::to_value(&s).unwrap(), json);
+        for known in ["append", "replace", "overwrite", "delete"] {
+            assert_eq!(Operation::from(known).as_str(), known);
+            assert!(!matches!(Operation::from(known), Operation::Other(_)));
+        }
     }
 }

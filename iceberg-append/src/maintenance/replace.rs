@@ -45,7 +45,7 @@ pub(crate) async fn commit_planned<T>(
     mut plan: impl AsyncFnMut(&Table, &FileIo, u32) -> Result<Option<Planned<T>>>,
 ) -> Result<Option<Committed<T>>> {
     let mut base = catalog.load_table(ident).await?;
-    let retry = TableProperties::parse(&base.metadata.properties)?.commit_retry;
+    let retry = TableProperties::parse_for_commit(&base.metadata.properties)?.commit_retry;
     let started = Instant::now();
     let mut attempt = 1u32;
     loop {

@@ -27,7 +27,7 @@ use iceberg_spec::{
 use uuid::Uuid;
 
 use super::replace::{Planned, commit_planned};
-use crate::append::{read_snapshot_manifests, uuid_fields_by_spec};
+use crate::append::{fill_unknown_counts, read_snapshot_manifests, uuid_fields_by_spec};
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
 use crate::env::fresh_snapshot_id;
@@ -140,8 +140,10 @@ impl RewriteManifests {
         let Some(head) = meta.current_snapshot() else {
             return Ok(None);
         };
-        let props = TableProperties::parse(&meta.properties)?;
-        let listed = read_snapshot_manifests(io, head).await?;
+        let props = TableProperties::parse_for_commit(&meta.properties)?;
+        let mut listed = read_snapshot_manifests(io, head).await?;
+        // A manifest kept as it is (a delete manifest, one alone in its spec) is listed again.
+        fill_unknown_counts(io, meta.format_version, &mut listed).await?;
         let uuid_fields = uuid_fields_by_spec(meta);
         let mut groups: BTreeMap<i32, Vec<ManifestFile>> = BTreeMap::new();
         let mut kept = Vec::new();

@@ -83,7 +83,7 @@ async fn small_files_of_each_partition_become_one_and_keep_every_row() {
     assert_eq!(new[0].1.1, Some(start_sequence));
     assert_eq!(ids(&io, &after).await, (0..80).collect::<Vec<_>>());
     let head = after.current_snapshot().unwrap();
-    assert_eq!(head.operation(), Some(Operation::Replace));
+    assert_eq!(head.operation(), Some(&Operation::Replace));
     let summary = head.summary.as_ref().unwrap();
     assert_eq!(summary.get_i64("total-records"), Some(80));
     assert_eq!(summary.get_i64("total-data-files"), Some(3));

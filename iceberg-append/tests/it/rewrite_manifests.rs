@@ -78,7 +78,7 @@ async fn rewritten_keeps_every_entry(version: FormatVersion) {
     assert_eq!(kept, entries, "an entry changed what it inherited");
     let head = after.current_snapshot().unwrap();
     assert_eq!(head.snapshot_id, report.snapshot_id.unwrap());
-    assert_eq!(head.operation(), Some(Operation::Replace));
+    assert_eq!(head.operation(), Some(&Operation::Replace));
     let (was, now) = (
         before.current_snapshot().unwrap().summary.clone().unwrap(),
         head.summary.clone().unwrap(),

@@ -156,20 +156,30 @@ async fn merge_append_carries_delete_manifests() {
             ],
             _ => vec![position_deletes("p0", "d0"), position_deletes("p1", "d1")],
         };
+        // A foreign v3 list that gave its delete manifest a first row id, which the spec
+        // says is always null: the next list writes null, as Java's does.
         t.commit_manifest(
             ManifestContent::Deletes,
             deletes.clone(),
             ManifestEntry::added,
-            |_| {},
+            |m| {
+                if version == FormatVersion::V3 && m.content == ManifestContent::Deletes {
+                    m.first_row_id = Some(5);
+                }
+            },
         )
         .await;
-        let before: Vec<ManifestFile> = t
+        let mut before: Vec<ManifestFile> = t
             .manifests()
             .await
             .into_iter()
             .filter(|m| m.content == ManifestContent::Deletes)
             .collect();
         assert_eq!(before.len(), 1);
+        if version == FormatVersion::V3 {
+            assert_eq!(before[0].first_row_id, Some(5));
+            before[0].first_row_id = None;
+        }
         for i in 3..6 {
             t.append(vec![data_file(&format!("d{i}"), 10)], AppendMode::Merge)
                 .await;
@@ -397,6 +407,121 @@ async fn unknown_counts_are_counted_not_zeroed() {
             (Some(1), Some(10), Some(0))
         ]
     );
+}
+
+/// A manifest-list row with unknown counts that a manifest rewrite leaves as it is (alone in
+/// its spec) is counted when the v2 list names it again, as an append counts it; the rewrite
+/// was refused before, after writing its manifests.
+#[tokio::test]
+async fn a_manifest_rewrite_counts_the_unknown_counts_it_keeps() {
+    let t = Fixture::new(FormatVersion::V1, id_schema(), |_| {
+        PartitionSpec::unpartitioned()
+    })
+    .await;
+    let forget = |m: &mut ManifestFile| {
+        m.added_files_count = None;
+        m.existing_files_count = None;
+        m.deleted_files_count = None;
+        m.added_rows_count = None;
+        m.existing_rows_count = None;
+        m.deleted_rows_count = None;
+    };
+    t.commit_manifest(
+        ManifestContent::Data,
+        vec![data_file("spec-0", 3)],
+        ManifestEntry::added,
+        forget,
+    )
+    .await;
+    // A second spec, so the first spec's manifest is alone and kept.
+    let table = t.catalog.load_table(&t.ident).await.unwrap();
+    let mut meta = table.metadata.clone();
+    let schema = meta.current_schema().unwrap().clone();
+    meta.partition_specs
+        .push(PartitionSpec::new(1, vec![], &schema).unwrap());
+    meta.default_spec_id = 1;
+    t.catalog
+        .commit(&t.ident, table.metadata_location.as_deref().unwrap(), &meta)
+        .await
+        .unwrap();
+    for name in ["spec-1-a", "spec-1-b"] {
+        t.commit_manifest(
+            ManifestContent::Data,
+            vec![data_file(name, 4)],
+            ManifestEntry::added,
+            forget,
+        )
+        .await;
+    }
+    upgrade_to_v2(&t).await;
+    let report = iceberg_append::RewriteManifests::new()
+        .commit(&t.catalog, &t.ident, t.env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!((report.manifests_replaced, report.manifests_kept), (2, 1));
+    let listed = t.manifests().await;
+    assert_eq!(listed.len(), 2);
+    let kept = listed.iter().find(|m| m.partition_spec_id == 0).unwrap();
+    assert_eq!(
+        (
+            kept.added_files_count,
+            kept.added_rows_count,
+            kept.existing_files_count,
+            kept.deleted_files_count
+        ),
+        (Some(1), Some(3), Some(0), Some(0))
+    );
+    let rewritten = listed.iter().find(|m| m.partition_spec_id == 1).unwrap();
+    assert_eq!(
+        (
+            rewritten.existing_files_count,
+            rewritten.existing_rows_count
+        ),
+        (Some(2), Some(8))
+    );
+}
+
+/// A table whose writer named a Parquet codec Java accepts and this library cannot write
+/// (`lzo`): commits of files written elsewhere, property changes and expiry go on, as Java's
+/// do; writing data refuses the property by name.
+#[tokio::test]
+async fn a_codec_we_cannot_write_stops_only_writing() {
+    let t = Fixture::new(FormatVersion::V2, id_schema(), |_| {
+        PartitionSpec::unpartitioned()
+    })
+    .await;
+    let table = t.catalog.load_table(&t.ident).await.unwrap();
+    let mut meta = table.metadata.clone();
+    meta.properties
+        .insert("write.parquet.compression-codec".into(), "lzo".into());
+    t.catalog
+        .commit(&t.ident, table.metadata_location.as_deref().unwrap(), &meta)
+        .await
+        .unwrap();
+    t.append(vec![data_file("a", 3)], AppendMode::Fast).await;
+    t.append(vec![data_file("b", 4)], AppendMode::Merge).await;
+    let update =
+        iceberg_append::TableUpdate::default().set_property("commit.retry.num-retries", "2");
+    iceberg_append::commit_table_update(&t.catalog, &t.ident, &update, t.env.as_ref())
+        .await
+        .unwrap();
+    // What an update sets itself must be usable.
+    let bad = iceberg_append::TableUpdate::default()
+        .set_property("write.parquet.compression-codec", "lzo2");
+    let err = iceberg_append::commit_table_update(&t.catalog, &t.ident, &bad, t.env.as_ref())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("lzo2"), "{err}");
+    let report = iceberg_append::ExpireSnapshots::new()
+        .older_than_ms(i64::MAX)
+        .commit(&t.catalog, &t.ident, t.env.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(report.expired_snapshots.len(), 1);
+    let meta = t.catalog.load_table(&t.ident).await.unwrap().metadata;
+    assert_eq!(meta.snapshots.len(), 1);
+    let err = iceberg_write::WriteOptions::from_table_properties(&meta.properties).unwrap_err();
+    assert!(err.to_string().contains("lzo"), "{err}");
 }
 
 /// A v1 snapshot of an early writer names its manifests inline (`manifests`, no manifest

@@ -10,6 +10,9 @@ use crate::catalog::OpenCatalog;
 use crate::cli::{Cli, OrphansArgs};
 use crate::error::{Error, Result};
 
+/// How young a file `--delete` leaves alone unless `--allow-recent` is given.
+const RECENT_MS: i64 = 24 * 60 * 60 * 1000;
+
 /// Runs `iceberg orphans`.
 ///
 /// # Errors
@@ -19,7 +22,17 @@ pub(crate) async fn run(cli: &Cli, args: &OrphansArgs) -> Result<()> {
     let now_ms = SystemEnvironment.now_ms();
     let mut search = DeleteOrphanFiles::new();
     if let Some(text) = &args.older_than {
-        search = search.older_than_ms(cut_off(text, now_ms)?);
+        let older_than_ms = cut_off(text, now_ms)?;
+        if args.delete && !args.allow_recent && older_than_ms > now_ms - RECENT_MS {
+            // Java's `remove_orphan_files` procedure refuses the same, for the same reason.
+            return Err(Error::Usage(format!(
+                "--older-than {text} would delete files younger than 24 hours, which a \
+                 write in flight may still commit (its table would then refer to missing \
+                 files); give an older cut-off, or add --allow-recent if nothing writes to \
+                 the table"
+            )));
+        }
+        search = search.older_than_ms(older_than_ms);
     }
     if let Some(location) = &args.location {
         search = search.location(location.clone());

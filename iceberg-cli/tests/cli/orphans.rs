@@ -43,7 +43,26 @@ fn orphans_lists_and_deletes_only_unreferenced_files() {
         .collect();
     assert_eq!(found, expected);
     assert_eq!(files_under(&table), before, "listing deleted something");
-    let out = env.ok(&["orphans", "db.t", "--older-than", "2999-01-01", "--delete"]);
+    // Files younger than a day are a write in flight's unless the user says otherwise.
+    for young in ["2999-01-01", "1h"] {
+        let out = env.run(&["orphans", "db.t", "--older-than", young, "--delete"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("--allow-recent"), "{err}");
+    }
+    assert_eq!(
+        files_under(&table),
+        before,
+        "a refused delete deleted something"
+    );
+    let out = env.ok(&[
+        "orphans",
+        "db.t",
+        "--older-than",
+        "2999-01-01",
+        "--delete",
+        "--allow-recent",
+    ]);
     assert!(out.contains("deleted 2 orphan file(s)"), "{out}");
     let after = files_under(&table);
     assert_eq!(before.difference(&after).count(), 2);

@@ -115,6 +115,15 @@ fn retain_last_and_the_table_properties_keep_that_many_of_each_branch() {
         ids(&plan_expiry(&meta, NOW, &five).unwrap().expired),
         vec![1, 2, 3]
     );
+    let none = ExpireOptions {
+        retain_last: Some(0),
+        ..all.clone()
+    };
+    let err = plan_expiry(&meta, NOW, &none).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidOption { option, .. } if option == "retain_last"),
+        "{err}"
+    );
     let mut meta = table(&[("history.expire.max-snapshot-age-ms", &(2 * DAY).to_string())]);
     main_history(&mut meta, &[1, 2, 3, 4]);
     let plan = plan_expiry(&meta, NOW, &ExpireOptions::default()).unwrap();

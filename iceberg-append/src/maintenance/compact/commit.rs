@@ -15,7 +15,7 @@ use iceberg_spec::{
 use uuid::Uuid;
 
 use super::{CompactionReport, Live, Manifests, cached_entries, delete_partitions};
-use crate::append::{read_snapshot_manifests, uuid_fields_by_spec};
+use crate::append::{fill_unknown_counts, read_snapshot_manifests, uuid_fields_by_spec};
 use crate::catalog::{Catalog, TableIdent};
 use crate::env::Environment;
 use crate::env::fresh_snapshot_id;
@@ -130,8 +130,10 @@ async fn attempt_rewrite(
             ),
         ));
     }
-    let props = TableProperties::parse(&meta.properties)?;
-    let listed = read_snapshot_manifests(io, head).await?;
+    let props = TableProperties::parse_for_commit(&meta.properties)?;
+    let mut listed = read_snapshot_manifests(io, head).await?;
+    // Manifests the rewrite leaves as they are are listed again.
+    fill_unknown_counts(io, meta.format_version, &mut listed).await?;
     let gone: HashSet<&str> = removed.iter().map(|l| l.file.file_path.as_str()).collect();
     let all = cached_entries(io, &listed, cache).await?;
     let (mut live, mut new_deletes) = (HashSet::new(), Vec::new());
