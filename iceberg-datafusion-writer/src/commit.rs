@@ -160,6 +160,9 @@ impl ExecutionPlan for IcebergCommitExec {
         let ident = self.ident.clone();
         let snapshot_id = self.snapshot_id;
         let committed = async move {
+            // A failed input leaves the files of tasks that finished as orphans on purpose:
+            // a distributed engine may run this stage again on the same saved output after
+            // a fetch failure, and would then commit files deleted here.
             let batches: Vec<RecordBatch> = input.try_collect().await?;
             let table = ident.to_string();
             let mut files = Vec::new();

@@ -32,8 +32,31 @@ pub(crate) fn decode_min_max(
         (S::Int64(s), P::Timestamptz) => pair!(s, |v: &i64| Some(Datum::Timestamptz(*v))),
         (S::Int64(s), P::TimestampNs) => pair!(s, |v: &i64| Some(Datum::TimestampNs(*v))),
         (S::Int64(s), P::TimestamptzNs) => pair!(s, |v: &i64| Some(Datum::TimestamptzNs(*v))),
-        (S::Float(s), P::Float) => pair!(s, |v: &f32| (!v.is_nan()).then_some(Datum::Float(*v))),
-        (S::Double(s), P::Double) => pair!(s, |v: &f64| (!v.is_nan()).then_some(Datum::Double(*v))),
+        // A zero bound is widened to cover both zeros, as parquet-mr's reader does
+        // (`Statistics.FloatBuilder`): an older writer may have kept the first zero it saw,
+        // and Java orders -0.0 below 0.0.
+        (S::Float(s), P::Float) => {
+            let keep = |v: &f32| (!v.is_nan()).then_some(*v);
+            (
+                s.min_opt()
+                    .and_then(keep)
+                    .map(|v| Datum::Float(if v == 0.0 { -0.0 } else { v })),
+                s.max_opt()
+                    .and_then(keep)
+                    .map(|v| Datum::Float(if v == 0.0 { 0.0 } else { v })),
+            )
+        }
+        (S::Double(s), P::Double) => {
+            let keep = |v: &f64| (!v.is_nan()).then_some(*v);
+            (
+                s.min_opt()
+                    .and_then(keep)
+                    .map(|v| Datum::Double(if v == 0.0 { -0.0 } else { v })),
+                s.max_opt()
+                    .and_then(keep)
+                    .map(|v| Datum::Double(if v == 0.0 { 0.0 } else { v })),
+            )
+        }
         (S::Int32(s), P::Decimal { precision, scale }) => {
             pair!(s, |v: &i32| Some(decimal(
                 i128::from(*v),

@@ -122,7 +122,7 @@ pub(crate) fn footer_metrics(
             if unbounded_values
                 || (stats.is_min_max_deprecated()
                     && stats.min_bytes_opt().is_some()
-                    && descr.column(i).sort_order() != SortOrder::SIGNED)
+                    && !deprecated_order_holds(descr.column(i).sort_order(), stats, leaf))
                 || has_nan(stats)
             {
                 entry.bounds_usable = false;
@@ -156,6 +156,21 @@ pub(crate) fn footer_metrics(
         }
     }
     out
+}
+
+/// Whether a chunk's deprecated `min`/`max` (written before Parquet defined column orders)
+/// are in the order Iceberg compares: only for signed types, and not for decimals stored as
+/// bytes, which writers before parquet-mr 1.10 (Hive, Spark 2) compared byte by byte as
+/// signed, so 128 (`0x0080`) came out below 127 (`0x007F`). parquet-rs calls every decimal
+/// signed; parquet-mr's reader drops these (`ParquetMetadataConverter.sortOrder`: decimal is
+/// unknown). Decimals stored as INT32/INT64 were compared as the integers they are.
+fn deprecated_order_holds(order: SortOrder, stats: &Statistics, leaf: &LeafColumn) -> bool {
+    let decimal_bytes = matches!(leaf.stats_type, PrimitiveType::Decimal { .. })
+        && matches!(
+            stats,
+            Statistics::FixedLenByteArray(_) | Statistics::ByteArray(_)
+        );
+    order == SortOrder::SIGNED && !decimal_bytes
 }
 
 /// True when a float or double chunk's min or max is NaN.
@@ -231,6 +246,128 @@ mod tests {
             .collect();
         let file = FileMetaData::new(1, chunks.len() as i64, None, None, schema, None);
         ParquetMetaData::new(file, groups)
+    }
+
+    /// A one-leaf footer of `leaf` with one row group of `stats` (two values, no nulls).
+    fn with_stats(leaf: Type, stats: Statistics) -> ParquetMetaData {
+        let root = Type::group_type_builder("schema")
+            .with_fields(vec![Arc::new(leaf)])
+            .build()
+            .unwrap();
+        let schema = Arc::new(SchemaDescriptor::new(Arc::new(root)));
+        let chunk = ColumnChunkMetaData::builder(schema.column(0))
+            .set_num_values(2)
+            .set_statistics(stats)
+            .build()
+            .unwrap();
+        let group = RowGroupMetaData::builder(schema.clone())
+            .set_num_rows(2)
+            .set_column_metadata(vec![chunk])
+            .build()
+            .unwrap();
+        ParquetMetaData::new(
+            FileMetaData::new(1, 2, None, None, schema, None),
+            vec![group],
+        )
+    }
+
+    fn leaf_of(stats_type: PrimitiveType) -> Vec<Option<LeafColumn>> {
+        vec![Some(LeafColumn {
+            id: 1,
+            stats_type,
+            convert: Convert::AsIs,
+        })]
+    }
+
+    /// A decimal stored as bytes whose statistics are the deprecated `min`/`max` (Hive and
+    /// Spark 2 compared them byte by byte as signed: 128 below 127) gets counts, no bounds;
+    /// the same values in the current fields, or stored as an INT32, keep them.
+    #[test]
+    fn deprecated_statistics_of_decimal_bytes_bound_nothing() {
+        use parquet::basic::{ConvertedType, LogicalType};
+        use parquet::data_type::FixedLenByteArray;
+        use parquet::file::statistics::ValueStatistics;
+        let decimal = PrimitiveType::Decimal {
+            precision: 4,
+            scale: 2,
+        };
+        let flba = || {
+            Type::primitive_type_builder("d", PhysicalType::FIXED_LEN_BYTE_ARRAY)
+                .with_length(2)
+                .with_logical_type(Some(LogicalType::decimal(2, 4)))
+                .with_converted_type(ConvertedType::DECIMAL)
+                .with_precision(4)
+                .with_scale(2)
+                .build()
+                .unwrap()
+        };
+        let stats = |deprecated| {
+            Statistics::FixedLenByteArray(ValueStatistics::new(
+                Some(FixedLenByteArray::from(vec![0x00, 0x80])),
+                Some(FixedLenByteArray::from(vec![0x00, 0x7F])),
+                None,
+                Some(0),
+                deprecated,
+            ))
+        };
+        let old = footer_metrics(&with_stats(flba(), stats(true)), &leaf_of(decimal.clone()));
+        assert_eq!((old[&1].values, old[&1].nulls), (2, 0));
+        assert_eq!((&old[&1].min, &old[&1].max), (&None, &None));
+        let current = footer_metrics(&with_stats(flba(), stats(false)), &leaf_of(decimal.clone()));
+        assert!(current[&1].min.is_some() && current[&1].max.is_some());
+        let int = Type::primitive_type_builder("d", PhysicalType::INT32)
+            .with_logical_type(Some(LogicalType::decimal(2, 4)))
+            .with_converted_type(ConvertedType::DECIMAL)
+            .with_precision(4)
+            .with_scale(2)
+            .build()
+            .unwrap();
+        let ints = Statistics::Int32(ValueStatistics::new(
+            Some(-5),
+            Some(127),
+            None,
+            Some(0),
+            true,
+        ));
+        let int = footer_metrics(&with_stats(int, ints), &leaf_of(decimal));
+        assert!(int[&1].min.is_some() && int[&1].max.is_some());
+    }
+
+    /// Another writer's zero bounds are widened to both zeros (parquet-mr's reader does the
+    /// same): Java orders -0.0 below 0.0, so a max of -0.0 would exclude 0.0.
+    #[test]
+    fn zero_float_bounds_cover_both_zeros() {
+        use parquet::file::statistics::ValueStatistics;
+        let leaf = || {
+            Type::primitive_type_builder("x", PhysicalType::DOUBLE)
+                .build()
+                .unwrap()
+        };
+        let stats = |min: f64, max: f64| {
+            Statistics::Double(ValueStatistics::new(
+                Some(min),
+                Some(max),
+                None,
+                Some(0),
+                false,
+            ))
+        };
+        let m = footer_metrics(
+            &with_stats(leaf(), stats(-1.0, -0.0)),
+            &leaf_of(PrimitiveType::Double),
+        );
+        match &m[&1].max {
+            Some(Datum::Double(v)) => assert!(*v == 0.0 && v.is_sign_positive(), "{v}"),
+            other => panic!("{other:?}"),
+        }
+        let m = footer_metrics(
+            &with_stats(leaf(), stats(0.0, 2.0)),
+            &leaf_of(PrimitiveType::Double),
+        );
+        match &m[&1].min {
+            Some(Datum::Double(v)) => assert!(*v == 0.0 && v.is_sign_negative(), "{v}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// A row group starts at its dictionary page only where that offset is one (parquet-mr's
