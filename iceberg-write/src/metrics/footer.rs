@@ -356,18 +356,20 @@ mod tests {
             &with_stats(leaf(), stats(-1.0, -0.0)),
             &leaf_of(PrimitiveType::Double),
         );
-        match &m[&1].max {
-            Some(Datum::Double(v)) => assert!(*v == 0.0 && v.is_sign_positive(), "{v}"),
-            other => panic!("{other:?}"),
-        }
+        let max = &m[&1].max;
+        assert!(
+            matches!(max, Some(Datum::Double(v)) if *v == 0.0 && v.is_sign_positive()),
+            "{max:?}"
+        );
         let m = footer_metrics(
             &with_stats(leaf(), stats(0.0, 2.0)),
             &leaf_of(PrimitiveType::Double),
         );
-        match &m[&1].min {
-            Some(Datum::Double(v)) => assert!(*v == 0.0 && v.is_sign_negative(), "{v}"),
-            other => panic!("{other:?}"),
-        }
+        let min = &m[&1].min;
+        assert!(
+            matches!(min, Some(Datum::Double(v)) if *v == 0.0 && v.is_sign_negative()),
+            "{min:?}"
+        );
     }
 
     /// A row group starts at its dictionary page only where that offset is one (parquet-mr's
