@@ -76,6 +76,8 @@ async fn rest_faults_each_land_the_append_once() {
         ("unavailable_once", Fault::Unavailable, 1),
         ("unavailable_thrice", Fault::Unavailable, 3),
         ("conflict_once", Fault::Conflict, 1),
+        // The server ran nothing: sent again after `Retry-After`, as Java's client does.
+        ("throttled_twice", Fault::TooManyRequests, 2),
     ];
     for (name, fault, count) in cases {
         let ident = create(&catalog, name).await;

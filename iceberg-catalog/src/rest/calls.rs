@@ -21,6 +21,41 @@ use crate::error::Error as CatalogError;
 /// servers that honour one: they answer a repeat with the first outcome).
 const IDEMPOTENT_RESENDS: u32 = 2;
 
+/// Times a request answered "busy" is sent again (Java's `HTTPClient` retries 5 times).
+const BUSY_RETRIES: u32 = 5;
+
+/// The longest wait between busy answers, whatever `Retry-After` asks.
+const MAX_BUSY_WAIT: Duration = Duration::from_secs(64);
+
+/// How long to wait before sending again a request answered with `answer` after `busy`
+/// earlier busy answers, or `None` when the answer stands. As Java's
+/// `ExponentialHttpRequestRetryStrategy`: 429 (the server ran nothing) for every method, 503
+/// with `Retry-After` for every method, and 408, 500, 502, 503 and 504 for reads, waiting
+/// what `Retry-After` says or 1, 2, 4 ... seconds.
+pub(super) fn busy_wait(method: &Method, answer: &Answer, busy: u32) -> Option<Duration> {
+    let status = answer.status;
+    let read = *method == Method::GET || *method == Method::HEAD;
+    let retried = status == StatusCode::TOO_MANY_REQUESTS
+        || (status == StatusCode::SERVICE_UNAVAILABLE && answer.retry_after_secs.is_some())
+        || (read
+            && [
+                StatusCode::REQUEST_TIMEOUT,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                StatusCode::BAD_GATEWAY,
+                StatusCode::SERVICE_UNAVAILABLE,
+                StatusCode::GATEWAY_TIMEOUT,
+            ]
+            .contains(&status));
+    if !retried || busy >= BUSY_RETRIES {
+        return None;
+    }
+    let wait = match answer.retry_after_secs {
+        Some(secs) if secs > 0 => Duration::from_secs(secs),
+        _ => Duration::from_secs(1 << busy.min(6)),
+    };
+    Some(wait.min(MAX_BUSY_WAIT))
+}
+
 /// A request's last answer, and whether an earlier send of it may have reached the server
 /// (its answer lost), so that the last answer does not tell the whole outcome.
 pub(super) struct Sent {
@@ -188,6 +223,7 @@ impl RestCatalog {
         };
         let resends = if key.is_some() { IDEMPOTENT_RESENDS } else { 0 };
         let mut attempt = 0;
+        let mut busy = 0;
         let mut uncertain = false;
         loop {
             // Building the request may fetch an OAuth2 token: a failure there sent nothing.
@@ -209,12 +245,23 @@ impl RestCatalog {
                 request = request.header("Idempotency-Key", key);
             }
             let answer = self.client.send(request, operation).await;
-            let Err(e) = &answer else {
-                return Sent {
-                    answer,
-                    uncertain,
-                    unsent: false,
-                };
+            let e = match &answer {
+                Ok(a) => match busy_wait(&method, a, busy) {
+                    Some(wait) => {
+                        // The server did not run the request: asked again later.
+                        busy += 1;
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                    None => {
+                        return Sent {
+                            answer,
+                            uncertain,
+                            unsent: false,
+                        };
+                    }
+                },
+                Err(e) => e,
             };
             if attempt >= resends {
                 return Sent {
@@ -421,5 +468,73 @@ mod tests {
         assert_eq!(got["s3.access-key-id"], "bucket");
         let none: LoadTableResponse = serde_json::from_str(r#"{"metadata": {}}"#).unwrap();
         assert!(vended_properties(&none, "s3://b/t").is_none());
+    }
+
+    /// Nulls Java's parsers take (`hasNonNull`, nullable map values) are empty, not errors.
+    #[test]
+    fn null_maps_and_lists_of_a_server_are_empty() {
+        let body: LoadTableResponse = serde_json::from_str(
+            r#"{"metadata": {}, "config": null, "storage-credentials": null}"#,
+        )
+        .unwrap();
+        assert!(body.config.is_empty() && body.storage_credentials.is_empty());
+        let config: super::super::types::CatalogConfig = serde_json::from_str(
+            r#"{"defaults": null, "overrides": {"warehouse": "w", "prefix": null}}"#,
+        )
+        .unwrap();
+        assert!(config.defaults.is_empty());
+        assert_eq!(
+            config.overrides,
+            BTreeMap::from([("warehouse".to_string(), "w".to_string())])
+        );
+    }
+
+    /// Java's retry rules: 429 for every method, 503 with `Retry-After` for every method, the
+    /// other transient answers for reads only; `Retry-After` wins, capped; five retries.
+    #[test]
+    fn busy_answers_are_asked_again_as_java_asks() {
+        let answer = |status: u16, retry_after_secs| Answer {
+            status: StatusCode::from_u16(status).unwrap(),
+            body: bytes::Bytes::new(),
+            retry_after_secs,
+        };
+        let secs = Duration::from_secs;
+        assert_eq!(
+            busy_wait(&Method::POST, &answer(429, None), 0),
+            Some(secs(1))
+        );
+        assert_eq!(
+            busy_wait(&Method::POST, &answer(429, None), 2),
+            Some(secs(4))
+        );
+        assert_eq!(
+            busy_wait(&Method::POST, &answer(429, Some(3)), 0),
+            Some(secs(3))
+        );
+        assert_eq!(
+            busy_wait(&Method::POST, &answer(429, Some(900)), 0),
+            Some(secs(64))
+        );
+        assert_eq!(busy_wait(&Method::POST, &answer(429, None), 5), None);
+        // A commit answered 503 or 500 may have run: it stands (an unknown outcome).
+        assert_eq!(busy_wait(&Method::POST, &answer(503, None), 0), None);
+        assert_eq!(busy_wait(&Method::POST, &answer(500, None), 0), None);
+        assert_eq!(
+            busy_wait(&Method::POST, &answer(503, Some(2)), 0),
+            Some(secs(2))
+        );
+        for status in [408, 500, 502, 503, 504] {
+            assert!(
+                busy_wait(&Method::GET, &answer(status, None), 0).is_some(),
+                "{status}"
+            );
+        }
+        for status in [200, 400, 404, 409] {
+            assert_eq!(
+                busy_wait(&Method::GET, &answer(status, None), 0),
+                None,
+                "{status}"
+            );
+        }
     }
 }

@@ -35,6 +35,8 @@ const DEFAULT_ENDPOINTS: &[&str] = &[
 pub(crate) struct Answer {
     pub(crate) status: StatusCode,
     pub(crate) body: bytes::Bytes,
+    /// The `Retry-After` header in whole seconds, when it gives them.
+    pub(crate) retry_after_secs: Option<u64>,
 }
 
 impl Answer {
@@ -159,8 +161,17 @@ impl Client {
         };
         let response = request.send().await.map_err(http)?;
         let status = response.status();
+        let retry_after_secs = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok());
         let body = response.bytes().await.map_err(http)?;
-        Ok(Answer { status, body })
+        Ok(Answer {
+            status,
+            body,
+            retry_after_secs,
+        })
     }
 
     /// Fetches an OAuth2 token with the client-credentials grant.
@@ -184,7 +195,11 @@ impl Client {
             operation: operation.clone(),
             source,
         })?;
-        let answer = Answer { status, body };
+        let answer = Answer {
+            status,
+            body,
+            retry_after_secs: None,
+        };
         if !status.is_success() {
             // OAuth errors are `{"error": "invalid_client", "error_description": ...}`.
             return Err(Error::RestResponse {
@@ -303,6 +318,7 @@ mod tests {
             body: bytes::Bytes::from_static(
                 br#"{"error": {"message": "Table does not exist: db.t", "type": "NoSuchTableException", "code": 404}}"#,
             ),
+            retry_after_secs: None,
         };
         let e = answer.refusal("load table db.t");
         assert!(matches!(
@@ -313,6 +329,7 @@ mod tests {
         let plain = Answer {
             status: StatusCode::BAD_GATEWAY,
             body: bytes::Bytes::from_static(b"<html>bad gateway</html>"),
+            retry_after_secs: None,
         };
         assert!(
             plain

@@ -7,13 +7,37 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+/// A JSON null as the type's default: servers generated from some models write `null` for
+/// an empty map or list, which Java's parsers take (`hasNonNull`).
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// A string map that may be null or hold null values (left out), as Java's
+/// `getStringMapNullableValues` reads it.
+fn string_map<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let map: Option<BTreeMap<String, Option<String>>> = Option::deserialize(d)?;
+    Ok(map
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect())
+}
+
 /// `GET /v1/config`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) struct CatalogConfig {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_map")]
     pub(crate) defaults: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_map")]
     pub(crate) overrides: BTreeMap<String, String>,
     /// `None`: the server did not say, so the spec's default set applies.
     #[serde(default)]
@@ -125,10 +149,10 @@ pub(crate) struct LoadTableResponse {
     /// Kept as text: [`iceberg_spec::TableMetadata::from_json`] parses and validates it.
     pub(crate) metadata: Box<RawValue>,
     /// Table-specific client settings (vended `s3.access-key-id`, `s3.session-token`, ...).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_map")]
     pub(crate) config: BTreeMap<String, String>,
     /// Vended credentials by storage prefix; the longest prefix of a path applies.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub(crate) storage_credentials: Vec<StorageCredential>,
 }
 
@@ -136,7 +160,7 @@ pub(crate) struct LoadTableResponse {
 #[derive(Debug, Deserialize)]
 pub(crate) struct StorageCredential {
     pub(crate) prefix: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_map")]
     pub(crate) config: BTreeMap<String, String>,
 }
 

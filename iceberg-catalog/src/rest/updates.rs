@@ -527,8 +527,7 @@ fn snapshots(
     Ok(())
 }
 
-/// A metadata's refs, with `main` taken from `current-snapshot-id` when an old (v1)
-/// document has no refs.
+/// A metadata's refs, with `main` taken from `current-snapshot-id` when its refs lack it.
 fn effective_refs(meta: &TableMetadata) -> BTreeMap<String, SnapshotRef> {
     let mut refs = meta.refs.clone();
     if let Some(id) = meta.current_snapshot_id {
@@ -544,9 +543,11 @@ fn refs(base: &TableMetadata, new: &TableMetadata, change: &mut TableChange) {
         if old.get(name) == Some(reference) {
             continue;
         }
+        // What the server holds: a `main` taken from the current snapshot is not in its
+        // refs, and Java's `AssertRefSnapshotID` expects null for it.
         change.requirements.push(Requirement::AssertRefSnapshotId {
             reference: name.clone(),
-            snapshot_id: old.get(name).map(|r| r.snapshot_id),
+            snapshot_id: base.refs.get(name).map(|r| r.snapshot_id),
         });
         change.updates.push(Update::SetSnapshotRef {
             ref_name: name.clone(),

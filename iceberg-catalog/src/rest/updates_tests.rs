@@ -109,6 +109,30 @@ fn an_append_is_one_snapshot_and_main_with_main_asserted() {
     assert_eq!(change.updates.len(), 2);
 }
 
+/// A table whose refs lack `main` beside a current snapshot (Java loads it so, and so does
+/// its server): the append asserts that `main` is absent, as Java's client does, not the
+/// `main` a reader takes from the current snapshot.
+#[test]
+fn an_append_to_refs_without_main_asserts_no_main() {
+    let mut base = appended(&base(FormatVersion::V2), snapshot(7, None, 1));
+    base.refs.clear();
+    let new = appended(&base, snapshot(8, Some(7), 2));
+    let change = diff(&base, &new).unwrap();
+    let json = serde_json::to_value(&change.requirements).unwrap();
+    assert!(
+        json.as_array().unwrap().contains(
+            &json!({"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": null})
+        ),
+        "{json}"
+    );
+    // A change that leaves the head alone sends no ref at all.
+    let mut props = base.clone();
+    props.properties.insert("k".into(), "v".into());
+    let change = diff(&base, &props).unwrap();
+    let json = serde_json::to_value((&change.requirements, &change.updates)).unwrap();
+    assert!(!json.to_string().contains("snapshot-ref"), "{json}");
+}
+
 #[test]
 fn a_v3_snapshot_carries_its_row_range() {
     let base = base(FormatVersion::V3);

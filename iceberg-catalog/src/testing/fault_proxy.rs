@@ -1,5 +1,5 @@
 //! A loopback HTTP proxy in front of the REST server that injects faults into matching
-//! requests: it drops the answer after the server acted, or answers 503, 409, a canned
+//! requests: it drops the answer after the server acted, or answers 503, 429, 409, a canned
 //! JSON body or a redirect to the same path without forwarding.
 //!
 //! Plain threads and HTTP/1.1 as reqwest sends it (a head, then a `Content-Length` body);
@@ -19,6 +19,8 @@ pub enum Fault {
     DropAnswer,
     /// Answer 503 without forwarding.
     Unavailable,
+    /// Answer 429 with `Retry-After: 1` without forwarding (a throttling server).
+    TooManyRequests,
     /// Answer 409 (`CommitFailedException`) without forwarding.
     Conflict,
     /// Answer 200 with this JSON body without forwarding (a server of another shape).
@@ -118,6 +120,17 @@ impl FaultProxy {
             ));
             let answer = match fault {
                 Some(Fault::Unavailable) => canned(503, "ServiceUnavailableException", "injected"),
+                Some(Fault::TooManyRequests) => {
+                    let body =
+                        r#"{"error":{"message":"slow down","type":"TooManyRequests","code":429}}"#;
+                    format!(
+                        "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\n\
+                         Content-Type: application/json\r\nContent-Length: {}\r\n\
+                         Connection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .into_bytes()
+                }
                 Some(Fault::Conflict) => canned(409, "CommitFailedException", "injected"),
                 Some(Fault::Json(body)) => answer(200, body),
                 Some(Fault::Redirect) => format!(

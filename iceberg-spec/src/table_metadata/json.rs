@@ -143,11 +143,14 @@ pub(super) fn parse(text: &str) -> Result<TableMetadata> {
 
     // -1 is how v1/v2 writers say "no snapshot".
     let current_snapshot_id = dto.current_snapshot_id.filter(|id| *id != -1);
-    let mut refs = dto.refs.unwrap_or_default();
-    if let Some(id) = current_snapshot_id {
-        refs.entry(MAIN_BRANCH.to_string())
-            .or_insert_with(|| SnapshotRef::branch(id));
-    }
+    // As Java's `TableMetadataParser`: `main` is made from the current snapshot only when the
+    // document has no refs at all (written before refs existed). Refs without `main` beside
+    // a current snapshot stay so: a REST server holding them asserts that `main` is absent.
+    let refs = match (dto.refs, current_snapshot_id) {
+        (Some(refs), _) => refs,
+        (None, Some(id)) => BTreeMap::from([(MAIN_BRANCH.to_string(), SnapshotRef::branch(id))]),
+        (None, None) => BTreeMap::new(),
+    };
 
     let next_row_id = match version {
         FormatVersion::V3 => Some(required(dto.next_row_id, "next-row-id", version)?),

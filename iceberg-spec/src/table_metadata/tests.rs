@@ -327,4 +327,17 @@ fn tables_java_loads_load() {
     bare["last-sequence-number"] = 1.into();
     let m = TableMetadata::from_json(&bare.to_string()).unwrap();
     assert_eq!(m.current_snapshot().unwrap().operation(), None);
+
+    // Refs without `main` beside a current snapshot stay so (Java's `TableMetadataParser`
+    // makes `main` only when there are no refs at all); `main`'s head is still the current
+    // snapshot.
+    assert_eq!(bare["refs"], serde_json::json!({}));
+    assert!(m.refs.is_empty(), "{:?}", m.refs);
+    assert_eq!(m.branch_head("main").unwrap().snapshot_id, 7);
+    let again: serde_json::Value = serde_json::from_str(&m.to_json().unwrap()).unwrap();
+    assert_eq!(again["refs"], serde_json::json!({}));
+    let mut no_refs = bare.clone();
+    no_refs.as_object_mut().unwrap().remove("refs");
+    let m = TableMetadata::from_json(&no_refs.to_string()).unwrap();
+    assert_eq!(m.refs["main"].snapshot_id, 7);
 }
