@@ -14,12 +14,13 @@ use std::collections::HashSet;
 use futures::{StreamExt, TryStreamExt};
 use iceberg_io::FileIo;
 use iceberg_spec::name_mapping::{DEFAULT_NAME_MAPPING, NameMapping};
+use iceberg_spec::properties::TableProperties;
 use iceberg_spec::{DataFile, ManifestStatus, TableMetadata};
 use iceberg_write::import::{ImportTarget, ImportedFile, PartitionSource, data_file_from_parquet};
 
 use crate::append::read_snapshot_manifests;
 use crate::error::{Error, Result};
-use crate::handle::{TableHandle, write_options};
+use crate::handle::TableHandle;
 use crate::manifest::read_manifests;
 use crate::transaction::TransactionOutcome;
 
@@ -78,7 +79,13 @@ pub async fn live_data_files(io: &FileIo, meta: &TableMetadata) -> Result<Vec<Da
 pub fn import_target(meta: &TableMetadata) -> Result<ImportTarget> {
     let schema = meta.current_schema()?;
     let spec = meta.default_spec()?;
-    let options = write_options(meta)?;
+    // Only the metrics modes are read: no Parquet is written, so a codec this library cannot
+    // write (another engine's `lzo`) does not stop registering files.
+    let props = TableProperties::parse_for_commit(&meta.properties)?;
+    let options = iceberg_write::WriteOptions {
+        metrics: iceberg_write::MetricsConfig::from_properties(&props.metrics),
+        ..iceberg_write::WriteOptions::default()
+    };
     let mut target = ImportTarget::new(schema, spec, &options);
     if let Some(json) = meta.properties.get(DEFAULT_NAME_MAPPING) {
         target = target.with_name_mapping(NameMapping::from_json(json)?);

@@ -331,7 +331,15 @@ async fn rest_oauth2_client_credentials_are_exchanged_and_refreshed_before_expir
     let Some((_dir, server)) = server(test) else {
         return;
     };
-    let proxy = token_proxy(&server);
+    // The token endpoint throttles the first request: asked again after `Retry-After`.
+    let proxy = FaultProxy::start(&server.uri);
+    proxy.inject("POST", "/v1/oauth/tokens", Fault::TooManyRequests, 1);
+    proxy.inject(
+        "POST",
+        "/v1/oauth/tokens",
+        Fault::Json(r#"{"access_token": "tok-1", "token_type": "bearer", "expires_in": 2}"#),
+        1,
+    );
     proxy.inject(
         "POST",
         "/v1/oauth/tokens",
@@ -347,7 +355,12 @@ async fn rest_oauth2_client_credentials_are_exchanged_and_refreshed_before_expir
     append_ids(&catalog, &ident, 0..2, &SystemEnvironment).await;
     let log = proxy.log();
     let tokens: Vec<&String> = log.iter().filter(|l| l.contains("/oauth/tokens")).collect();
-    assert_eq!(tokens.len(), 2, "one token, then one refresh: {log:#?}");
+    assert_eq!(
+        tokens.len(),
+        3,
+        "a throttled request, one token, then one refresh: {log:#?}"
+    );
+    assert!(tokens[0].contains("TooManyRequests"), "{log:#?}");
     let calls: Vec<&String> = log
         .iter()
         .filter(|l| !l.contains("/oauth/tokens"))

@@ -35,7 +35,7 @@ const DEFAULT_ENDPOINTS: &[&str] = &[
 pub(crate) struct Answer {
     pub(crate) status: StatusCode,
     pub(crate) body: bytes::Bytes,
-    /// The `Retry-After` header in whole seconds, when it gives them.
+    /// The `Retry-After` header in whole seconds (0 when present in another form).
     pub(crate) retry_after_secs: Option<u64>,
 }
 
@@ -155,23 +155,7 @@ impl Client {
 
     /// Sends `request` and reads the whole answer; any status is an answer.
     pub(crate) async fn send(&self, request: RequestBuilder, operation: &str) -> Result<Answer> {
-        let http = |source| Error::Http {
-            operation: operation.to_string(),
-            source,
-        };
-        let response = request.send().await.map_err(http)?;
-        let status = response.status();
-        let retry_after_secs = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok());
-        let body = response.bytes().await.map_err(http)?;
-        Ok(Answer {
-            status,
-            body,
-            retry_after_secs,
-        })
+        answer_of(request, operation).await
     }
 
     /// Fetches an OAuth2 token with the client-credentials grant.
@@ -181,36 +165,54 @@ impl Client {
         form: &[(&str, &str)],
     ) -> Result<TokenResponse> {
         let operation = format!("token from {server_uri}");
-        let response = http
-            .post(server_uri)
-            .form(form)
-            .send()
-            .await
-            .map_err(|source| Error::Http {
-                operation: operation.clone(),
-                source,
-            })?;
-        let status = response.status();
-        let body = response.bytes().await.map_err(|source| Error::Http {
-            operation: operation.clone(),
-            source,
-        })?;
-        let answer = Answer {
-            status,
-            body,
-            retry_after_secs: None,
+        let mut busy = 0;
+        let answer = loop {
+            let answer = answer_of(http.post(server_uri).form(form), &operation).await?;
+            match super::calls::busy_wait(&reqwest::Method::POST, &answer, busy) {
+                Some(wait) => {
+                    busy += 1;
+                    tokio::time::sleep(wait).await;
+                }
+                None => break answer,
+            }
         };
-        if !status.is_success() {
+        if !answer.status.is_success() {
             // OAuth errors are `{"error": "invalid_client", "error_description": ...}`.
             return Err(Error::RestResponse {
                 operation,
-                status: status.as_u16(),
+                status: answer.status.as_u16(),
                 error_type: String::new(),
                 message: preview(&answer.body),
             });
         }
         answer.json(&operation)
     }
+}
+
+/// Sends `request` and reads the whole answer.
+async fn answer_of(request: RequestBuilder, operation: &str) -> Result<Answer> {
+    let http = |source| Error::Http {
+        operation: operation.to_string(),
+        source,
+    };
+    let response = request.send().await.map_err(http)?;
+    let status = response.status();
+    // A date (or anything but seconds) still says "retry later": 0, the default wait.
+    let retry_after_secs = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .map(|v| {
+            v.to_str()
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        });
+    let body = response.bytes().await.map_err(http)?;
+    Ok(Answer {
+        status,
+        body,
+        retry_after_secs,
+    })
 }
 
 /// Headers from `header.<name>` properties.
