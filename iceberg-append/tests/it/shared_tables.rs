@@ -327,6 +327,16 @@ async fn upgrade_to_v2(t: &Fixture) {
         .unwrap();
 }
 
+/// A manifest-list row as an old v1 writer left it: no file or row counts.
+fn forget(m: &mut ManifestFile) {
+    m.added_files_count = None;
+    m.existing_files_count = None;
+    m.deleted_files_count = None;
+    m.added_rows_count = None;
+    m.existing_rows_count = None;
+    m.deleted_rows_count = None;
+}
+
 /// Manifest-list rows with unknown counts (an old v1 writer's) are counted from their
 /// manifests when a v2 list carries them, never written as 0 files; rows with known counts
 /// beside them keep theirs.
@@ -336,14 +346,6 @@ async fn unknown_counts_are_counted_not_zeroed() {
         PartitionSpec::unpartitioned()
     })
     .await;
-    let forget = |m: &mut ManifestFile| {
-        m.added_files_count = None;
-        m.existing_files_count = None;
-        m.deleted_files_count = None;
-        m.added_rows_count = None;
-        m.existing_rows_count = None;
-        m.deleted_rows_count = None;
-    };
     // Unknown, known, unknown: each filled row must be its own manifest's.
     t.commit_manifest(
         ManifestContent::Data,
@@ -418,14 +420,6 @@ async fn a_manifest_rewrite_counts_the_unknown_counts_it_keeps() {
         PartitionSpec::unpartitioned()
     })
     .await;
-    let forget = |m: &mut ManifestFile| {
-        m.added_files_count = None;
-        m.existing_files_count = None;
-        m.deleted_files_count = None;
-        m.added_rows_count = None;
-        m.existing_rows_count = None;
-        m.deleted_rows_count = None;
-    };
     t.commit_manifest(
         ManifestContent::Data,
         vec![data_file("spec-0", 3)],

@@ -22,6 +22,19 @@ pub(crate) fn decode_min_max(
             ($s.min_opt().and_then($f), $s.max_opt().and_then($f))
         };
     }
+    // NaN bounds nothing; a zero min is -0.0 and a zero max 0.0.
+    macro_rules! zero_widened {
+        ($s:expr, $datum:path) => {
+            (
+                $s.min_opt()
+                    .filter(|v| !v.is_nan())
+                    .map(|v| $datum(if *v == 0.0 { -0.0 } else { *v })),
+                $s.max_opt()
+                    .filter(|v| !v.is_nan())
+                    .map(|v| $datum(if *v == 0.0 { 0.0 } else { *v })),
+            )
+        };
+    }
     match (stats, ty) {
         (S::Boolean(s), P::Boolean) => pair!(s, |v: &bool| Some(Datum::Boolean(*v))),
         (S::Int32(s), P::Int) => pair!(s, |v: &i32| Some(Datum::Int(*v))),
@@ -35,28 +48,8 @@ pub(crate) fn decode_min_max(
         // A zero bound is widened to cover both zeros, as parquet-mr's reader does
         // (`Statistics.FloatBuilder`): an older writer may have kept the first zero it saw,
         // and Java orders -0.0 below 0.0.
-        (S::Float(s), P::Float) => {
-            let keep = |v: &f32| (!v.is_nan()).then_some(*v);
-            (
-                s.min_opt()
-                    .and_then(keep)
-                    .map(|v| Datum::Float(if v == 0.0 { -0.0 } else { v })),
-                s.max_opt()
-                    .and_then(keep)
-                    .map(|v| Datum::Float(if v == 0.0 { 0.0 } else { v })),
-            )
-        }
-        (S::Double(s), P::Double) => {
-            let keep = |v: &f64| (!v.is_nan()).then_some(*v);
-            (
-                s.min_opt()
-                    .and_then(keep)
-                    .map(|v| Datum::Double(if v == 0.0 { -0.0 } else { v })),
-                s.max_opt()
-                    .and_then(keep)
-                    .map(|v| Datum::Double(if v == 0.0 { 0.0 } else { v })),
-            )
-        }
+        (S::Float(s), P::Float) => zero_widened!(s, Datum::Float),
+        (S::Double(s), P::Double) => zero_widened!(s, Datum::Double),
         (S::Int32(s), P::Decimal { precision, scale }) => {
             pair!(s, |v: &i32| Some(decimal(
                 i128::from(*v),
