@@ -687,3 +687,81 @@ async fn small_files_of_an_older_spec_are_compacted_together_into_the_current_on
     );
     assert_eq!(ids(&io, meta).await, (0..60).collect::<Vec<_>>());
 }
+
+/// Compacting `identity(u)` partitions of both uuid sign classes writes a manifest per class,
+/// as appends do: one manifest spanning both would have partition bounds (00.. to 80..) that
+/// Java's signed uuid order reads as empty, and its scans would skip the rows.
+#[tokio::test]
+async fn compacted_uuid_partitions_keep_one_sign_class_per_manifest() {
+    use arrow_array::{ArrayRef, FixedSizeBinaryArray, Int64Array, RecordBatch};
+    use iceberg_spec::{NestedField, PartitionSpec, Schema, Transform};
+    use iceberg_write::arrow_schema::{DataType, Field, Schema as ArrowSchema};
+    let env = Arc::new(DeterministicEnvironment::new(1_700_000_000_000, 3, 11));
+    let catalog = Arc::new(InMemoryCatalog::new(FileIo::memory(), env.clone()));
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long),
+            NestedField::optional(2, "u", PrimitiveType::Uuid),
+        ],
+    )
+    .unwrap();
+    let spec = PartitionSpec::builder(&schema)
+        .add("u", Transform::Identity)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut creation = iceberg_append::TableCreation::new("memory://wh/db/u", schema);
+    creation.spec = spec;
+    creation
+        .properties
+        .insert("commit.manifest-merge.enabled".into(), "false".into());
+    let ident = TableIdent::parse("db.u").unwrap();
+    catalog.create_table(&ident, creation).await.unwrap();
+    let shared: Arc<dyn Catalog> = catalog.clone();
+    let mut handle = TableHandle::load(shared, ident.clone(), env.clone())
+        .await
+        .unwrap();
+    let arrow = Arc::new(ArrowSchema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("u", DataType::FixedSizeBinary(16), true),
+    ]));
+    let mut low = [0u8; 16];
+    low[15] = 1;
+    let mut high = [0u8; 16];
+    high[0] = 0x80;
+    for (k, u) in [low, high].iter().flat_map(|u| (0..5).map(move |k| (k, u))) {
+        let ids: ArrayRef = Arc::new(Int64Array::from(vec![k, k + 100]));
+        let uuids: ArrayRef = Arc::new(
+            FixedSizeBinaryArray::try_from_iter([u.to_vec(), u.to_vec()].into_iter()).unwrap(),
+        );
+        let batch = RecordBatch::try_new(arrow.clone(), vec![ids, uuids]).unwrap();
+        handle.append(&[batch]).await.unwrap();
+        handle.refresh().await.unwrap();
+    }
+    let report = RewriteDataFiles::new()
+        .commit(catalog.as_ref(), &ident, env.as_ref(), |_, _, _| {})
+        .await
+        .unwrap();
+    assert_eq!((report.files_rewritten, report.files_written), (10, 2));
+    handle.refresh().await.unwrap();
+    let meta = handle.metadata().clone();
+    let listed = iceberg_append::read_manifest_list(
+        handle.io(),
+        meta.current_snapshot().unwrap().manifest_list.as_deref(),
+    )
+    .await
+    .unwrap();
+    let added: Vec<_> = listed
+        .iter()
+        .filter(|m| m.added_files_count.unwrap_or(0) > 0)
+        .collect();
+    assert_eq!(added.len(), 2, "one manifest of new files per sign class");
+    for m in listed {
+        assert!(
+            iceberg_append::merge::manifest_class(&m, &[0]).is_some(),
+            "{} spans both uuid sign classes",
+            m.manifest_path
+        );
+    }
+}

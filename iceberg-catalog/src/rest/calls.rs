@@ -284,7 +284,10 @@ impl RestCatalog {
         let body: LoadTableResponse = answer.json(operation)?;
         let metadata = TableMetadata::from_json(body.metadata.get())?;
         if let Some(location) = &body.metadata_location {
-            self.remember(location, Arc::new(metadata.clone()));
+            self.remember(
+                location,
+                Arc::new(as_stored(&metadata, body.metadata.get())),
+            );
         }
         if let Some(vended) = vended_properties(&body, &metadata.location) {
             self.vended_io_for(&metadata.location, vended)
@@ -399,7 +402,10 @@ impl RestCatalog {
         }
         let table = <Self as iceberg_append::Catalog>::load_table(self, ident).await?;
         match table.metadata_location.as_deref() {
-            Some(now) if now == location => Ok(Arc::new(table.metadata)),
+            // Loading remembered it as the server stores it.
+            Some(now) if now == location => Ok(self
+                .base(location)
+                .unwrap_or_else(|| Arc::new(table.metadata))),
             now => Err(Error::CommitConflict {
                 table: ident.to_string(),
                 expected: Some(location.to_string()),
@@ -407,6 +413,30 @@ impl RestCatalog {
             }),
         }
     }
+}
+
+/// `metadata` (parsed from `json`) with the column and partition id counters as the server
+/// stores them, for a commit's base: its `assert-last-assigned-*` requirements must match the
+/// server's values, which loading raises where another writer left one below an id in use
+/// (iceberg-go's `last-partition-id` 999 beside field 1000). Only a commit's requirements read
+/// a base's counters; the metadata planned on keeps the raised ones.
+pub(super) fn as_stored(metadata: &TableMetadata, json: &str) -> TableMetadata {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    struct Counters {
+        last_column_id: Option<i32>,
+        last_partition_id: Option<i32>,
+    }
+    let mut base = metadata.clone();
+    if let Ok(stored) = serde_json::from_str::<Counters>(json) {
+        if let Some(id) = stored.last_column_id {
+            base.last_column_id = id;
+        }
+        if let Some(id) = stored.last_partition_id {
+            base.last_partition_id = id;
+        }
+    }
+    base
 }
 
 /// The table settings a load answer vends for the table at `location`: its `config`, then
@@ -468,6 +498,61 @@ mod tests {
         assert_eq!(got["s3.access-key-id"], "bucket");
         let none: LoadTableResponse = serde_json::from_str(r#"{"metadata": {}}"#).unwrap();
         assert!(vended_properties(&none, "s3://b/t").is_none());
+    }
+
+    /// A table whose stored counters are below ids in use (iceberg-go's) loads with them
+    /// raised, but a commit's base keeps the stored ones: a spec change asserts the server's
+    /// `last-partition-id`, or it would be refused on every attempt.
+    #[test]
+    fn a_commit_asserts_the_counters_the_server_stores() {
+        use iceberg_spec::{FormatVersion, NestedField, PartitionSpec, PrimitiveType, Schema};
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", PrimitiveType::Long),
+                NestedField::required(2, "n", PrimitiveType::Long),
+            ],
+        )
+        .unwrap();
+        let spec = PartitionSpec::builder(&schema)
+            .add("id", iceberg_spec::Transform::Identity)
+            .unwrap()
+            .build()
+            .unwrap();
+        let made = TableMetadata::new_table(
+            FormatVersion::V2,
+            uuid::Uuid::from_u128(7),
+            "s3://b/t",
+            schema,
+            spec,
+            iceberg_spec::SortOrder::unsorted(),
+            BTreeMap::new(),
+            1_700_000_000_000,
+        )
+        .unwrap();
+        let mut json: serde_json::Value = serde_json::from_str(&made.to_json().unwrap()).unwrap();
+        json["last-partition-id"] = 999.into();
+        json["last-column-id"] = 1.into();
+        let json = json.to_string();
+        let loaded = TableMetadata::from_json(&json).unwrap();
+        assert_eq!((loaded.last_column_id, loaded.last_partition_id), (2, 1000));
+        let base = as_stored(&loaded, &json);
+        assert_eq!((base.last_column_id, base.last_partition_id), (1, 999));
+        let mut new = loaded.clone();
+        let wider = PartitionSpec::new(1, Vec::new(), new.current_schema().unwrap()).unwrap();
+        new.partition_specs.push(wider);
+        new.default_spec_id = 1;
+        let change = super::super::updates::diff(&base, &new).unwrap();
+        let requirements = serde_json::to_value(&change.requirements).unwrap();
+        assert!(
+            requirements
+                .as_array()
+                .unwrap()
+                .contains(&serde_json::json!(
+                    {"type": "assert-last-assigned-partition-id", "last-assigned-partition-id": 999}
+                )),
+            "{requirements}"
+        );
     }
 
     /// Nulls Java's parsers take (`hasNonNull`, nullable map values) are empty, not errors.

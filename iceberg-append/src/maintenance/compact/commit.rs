@@ -187,13 +187,20 @@ async fn attempt_rewrite(
     let mut replaced = 0;
     let marker = env.sync_marker();
     let schema = meta.current_schema()?;
-    // The new files, ADDED with the starting snapshot's data sequence number.
-    let by_spec: BTreeMap<i32, Vec<&DataFile>> =
-        written.iter().fold(BTreeMap::new(), |mut m, f| {
-            m.entry(f.spec_id).or_insert_with(Vec::new).push(f);
-            m
-        });
-    for (spec_id, files) in by_spec {
+    let uuid_fields = uuid_fields_by_spec(meta);
+    // The new files, ADDED with the starting snapshot's data sequence number, one manifest
+    // group per spec and uuid sign class as appends write them: a manifest whose uuid
+    // partition bounds span both classes is skipped by Java's signed order for values it
+    // holds (`merge::MergeClass`).
+    let mut by_spec: BTreeMap<(i32, MergeClass), Vec<&DataFile>> = BTreeMap::new();
+    for f in written {
+        let class = match uuid_fields.get(&f.spec_id) {
+            Some(Some(fields)) => partition_class(&f.partition, fields),
+            _ => MergeClass::new(),
+        };
+        by_spec.entry((f.spec_id, class)).or_default().push(f);
+    }
+    for ((spec_id, _), files) in by_spec {
         let spec = meta
             .spec_by_id(spec_id)
             .ok_or_else(|| Error::invalid_manifest(&dir, format!("no partition spec {spec_id}")))?;
@@ -231,7 +238,6 @@ async fn attempt_rewrite(
             .map(Arc::new),
     );
     let decoded = cached_entries(io, &data_manifests, cache).await?;
-    let uuid_fields = uuid_fields_by_spec(meta);
     let mut rewritten: BTreeMap<(i32, MergeClass), Vec<ManifestEntry>> = BTreeMap::new();
     for (m, entries) in data_manifests.into_iter().zip(decoded) {
         let touched = entries.iter().any(|e| {
