@@ -223,7 +223,11 @@ impl PartitionSpec {
             if !(allow_unknown && f.transform.is_unknown()) {
                 f.transform.result_type(ty)?;
             }
-            if f.transform != Transform::Identity
+            // Java's `checkAndAddPartitionName`: a partition field may share a name only with
+            // its own source. A spec made here (not one loaded) is held to it for identity
+            // fields too: Java refuses to bind such a spec, so the table would not load.
+            let checked = f.transform != Transform::Identity || !allow_unknown;
+            if checked
                 && schema.field_by_name(&f.name).is_some()
                 && schema.field_id_by_name(&f.name) != Some(f.source_id)
             {

@@ -340,6 +340,14 @@ fn a_map_key_stays_required_and_is_not_reported_relaxed() {
     let out = union_by_name(&base, 3, &[opt(0, "m", map)], UnionOptions::default()).unwrap();
     assert!(out.is_unchanged(), "{:?}", out.changes);
     assert!(out.schema.field_by_id(2).unwrap().required);
+    // Nor does a field inside a struct key (Java refuses any change to a map key).
+    let key = || StructType::new(vec![req(4, "k", P::Int)]);
+    let base = schema(vec![opt(1, "m", MapType::new(2, key(), 3, P::Int, true))]);
+    let given = StructType::new(vec![opt(0, "k", P::Int)]);
+    let input = [opt(0, "m", MapType::new(0, given, 0, P::Int, true))];
+    let out = union_by_name(&base, 4, &input, UnionOptions::default()).unwrap();
+    assert!(out.is_unchanged(), "{:?}", out.changes);
+    assert!(out.schema.field_by_id(4).unwrap().required);
 }
 
 #[test]

@@ -177,7 +177,7 @@ impl Union {
     }
 
     /// The union of one existing field with the input's field of the same name.
-    /// `relax`: the field may be made optional (a map key may not).
+    /// `relax`: the field may be made optional (a map key, or a field inside one, may not).
     fn field(
         &mut self,
         existing: &NestedField,
@@ -188,7 +188,8 @@ impl Union {
     ) -> Result<NestedField> {
         let mut out = existing.clone();
         out.field_type = self.types(&existing.field_type, &input.field_type, column, in_key)?;
-        if relax && existing.required && !input.required && !self.options.keep_required {
+        // Nothing inside a map key changes either (Java: "Cannot update map keys").
+        if relax && !in_key && existing.required && !input.required && !self.options.keep_required {
             out.required = false;
             self.changes.push(SchemaChange::MadeOptional {
                 column: column.to_string(),
