@@ -248,7 +248,8 @@ impl RestCatalog {
             let e = match &answer {
                 Ok(a) => match busy_wait(&method, a, busy) {
                     Some(wait) => {
-                        // The server did not run the request: asked again later.
+                        // A busy answer (the server ran nothing) or a read's transient
+                        // failure: asked again later, with the same key.
                         busy += 1;
                         tokio::time::sleep(wait).await;
                         continue;
