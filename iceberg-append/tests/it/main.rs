@@ -6,6 +6,7 @@
 mod append_laws;
 mod commit_outcomes;
 mod compact;
+mod compact_races;
 mod evolution_laws;
 mod expiry;
 mod golden;
