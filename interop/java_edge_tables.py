@@ -21,6 +21,8 @@ that our second merge also folds a manifest our first one wrote). Every table ha
                     bucket(4, u2), uuids in all four sign classes (top bits of bytes 0 and 8)
   java_v2_uuid_days days(ts) with uuid columns u, v outside the spec: our appended files mix
                     sign classes in one file (Parquet stats); Java's files hold one class each
+  java_v2_uuid_compact  identity(u), three small files in a uuid of each of two sign classes;
+                    our `compact` rewrites both at once, one manifest per class for Java's order
   java_v2_gzip      write.metadata.compression-codec=gzip: Java's versions are
                     v<N>.gz.metadata.json, which our object-store catalog reads and commits past
   java_v2_spill     identity(id) with write.max-open-files=1 and a 1-byte spill budget (our
@@ -221,6 +223,19 @@ def v2_uuid_days(spark) -> dict:
         spark.sql(f"INSERT INTO x.db.java_v2_uuid_days VALUES {', '.join(rows)}")
     spark.sql("INSERT INTO x.db.java_v2_uuid_days VALUES (99, NULL, NULL, NULL)")
     return {"name": "java_v2_uuid_days", "appends": MERGE_TWICE, "filters": _uuid_filters(["u", "v"])}
+
+
+def v2_uuid_compact(spark) -> dict:
+    # identity(u): three one-row inserts into a uuid of sign class 0, three into one of class 2
+    # (each of Java's manifests holds one partition); our `compact` rewrites both partitions
+    # in one commit, and its new files must land in one manifest per class: one spanning both
+    # would have bounds Java's signed order reads as empty, and Java's `u = ...` would miss them
+    _create_uuid_table(spark, "java_v2_uuid_compact", [("id", "long"), ("u", "uuid")],
+                       lambda b: b.identity("u"), {"format-version": "2"})
+    for n, u in enumerate([UUIDS[0][0]] * 3 + [UUIDS[2][0]] * 3):
+        spark.sql(f"INSERT INTO x.db.java_v2_uuid_compact VALUES ({n}, '{u}')")
+    return {"name": "java_v2_uuid_compact", "appends": ["compact", "fast"], "filters": {
+        **_uuid_filters(["u"]), "id_gt_2": {"op": ">", "col": "id", "value": 2}}}
 
 
 def v2_gzip(spark) -> dict:
@@ -450,7 +465,8 @@ def v2_added(spark) -> dict:
 
 TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v1_upgraded),
           ("java_v2_names", v2_names), ("java_v2_names_unicode", v2_names_unicode),
-          ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days), ("java_v2_gzip", v2_gzip),
+          ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days),
+          ("java_v2_uuid_compact", v2_uuid_compact), ("java_v2_gzip", v2_gzip),
           ("java_v2_spill", v2_spill), ("java_v2_evolved", v2_evolved), ("java_v1_evolved", v1_evolved),
           ("java_v2_added", v2_added), ("java_v2_expire", v2_expire),
           ("java_v2_rewrite", v2_rewrite), ("java_v3_rewrite", v3_rewrite),
