@@ -152,8 +152,14 @@ fn align_array(
         return Ok(new_null_array(target.data_type(), src.len()));
     }
     match (&field.field_type, target.data_type()) {
-        (Type::Primitive(p), to) => cast_primitive(src, p, to, full, rules, parent_valid)
-            .and_then(|a| a.ok_or_else(mismatch)),
+        (Type::Primitive(p), to) => {
+            let array =
+                cast_primitive(src, p, to, full, rules, parent_valid)?.ok_or_else(mismatch)?;
+            if matches!(p, PrimitiveType::Time) {
+                check_time_of_day(&array, parent_valid, full)?;
+            }
+            Ok(array)
+        }
         (Type::Struct(s), DataType::Struct(target_children)) => {
             let DataType::Struct(src_children) = src.data_type() else {
                 return Err(mismatch());
@@ -192,8 +198,9 @@ fn align_array(
             let (_, offsets, values, nulls) = list.into_parts();
             let elem_name = full_name(full, &l.element_field.name);
             let values = visible_slice(&values, &offsets);
+            let hidden = NullBuffer::union(parent_valid, nulls.as_ref());
             let (offsets, values) =
-                drop_under_null_slots(rebase(offsets), values, nulls.as_ref(), full)?;
+                drop_under_null_slots(rebase(offsets), values, hidden.as_ref(), full)?;
             let values = align_array(
                 &values,
                 &l.element_field,
@@ -216,8 +223,9 @@ fn align_array(
             let map = src.as_map().clone();
             let (_, offsets, entries, nulls, _) = map.into_parts();
             let entries = visible_slice(&(Arc::new(entries) as ArrayRef), &offsets);
+            let hidden = NullBuffer::union(parent_valid, nulls.as_ref());
             let (offsets, entries) =
-                drop_under_null_slots(rebase(offsets), entries, nulls.as_ref(), full)?;
+                drop_under_null_slots(rebase(offsets), entries, hidden.as_ref(), full)?;
             let entries = entries.as_struct();
             let key = align_array(
                 entries.column(0),
@@ -273,6 +281,8 @@ fn rebase(offsets: arrow_buffer::OffsetBuffer<i32>) -> arrow_buffer::OffsetBuffe
 /// Rebased `offsets` and their `values` without the values under null slots: Arrow lets a
 /// null list or map slot cover values (a `FixedSizeList`'s null slots always do), which are
 /// no part of the data but would be checked (nulls of a required element) and written.
+/// `nulls` also holds the rows of a null enclosing struct, whose lists Parquet never writes
+/// however Arrow fills them; their slots keep their own validity, emptied.
 fn drop_under_null_slots(
     offsets: arrow_buffer::OffsetBuffer<i32>,
     values: ArrayRef,
@@ -411,6 +421,32 @@ where
                  microsecond type would drop (a format v3 `timestamp_ns` column keeps them; \
                  `WriteOptions::with_floor_nanoseconds` floors them)"
             ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Refuses a `time` value (microseconds) outside one day, nulls and values a null parent
+/// hides aside: Arrow's time types hold any integer, Iceberg's `time` is a time of day, and
+/// Java reads one past midnight as an error (`LocalTime.ofNanoOfDay`).
+fn check_time_of_day(
+    array: &ArrayRef,
+    parent_valid: Option<&NullBuffer>,
+    full: &str,
+) -> Result<()> {
+    const MICROS_PER_DAY: i64 = 86_400_000_000;
+    let visible = with_parent_nulls(array, parent_valid.filter(|p| p.null_count() > 0));
+    let Some(values) = visible.as_primitive_opt::<Time64MicrosecondType>() else {
+        return Ok(());
+    };
+    match values
+        .iter()
+        .flatten()
+        .find(|v| !(0..MICROS_PER_DAY).contains(v))
+    {
+        Some(v) => Err(Error::ValueOutOfRange {
+            column: full.to_string(),
+            reason: format!("the time value {v} us is not a time of day (0 to 86399999999 us)"),
         }),
         None => Ok(()),
     }

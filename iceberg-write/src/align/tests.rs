@@ -585,3 +585,147 @@ fn values_under_null_list_slots_are_dropped() {
         "{err}"
     );
 }
+
+/// A null struct row's lists and maps may hold anything too (Arrow leaves what its builders
+/// or `mask=` put there): Parquet writes nothing under the null row, so a null element of a
+/// required list or map value there is not refused, nor a decimal too wide, and is dropped;
+/// the same values in a valid row are still refused.
+#[test]
+fn lists_and_maps_under_a_null_struct_row_are_not_checked() {
+    use arrow_array::builder::{Int32Builder, ListBuilder, MapBuilder, StringBuilder};
+    let list_of = |rows: Vec<Option<i32>>| -> ArrayRef {
+        let mut b = ListBuilder::new(Int32Builder::new()).with_field(Arc::new(Field::new(
+            "element",
+            DataType::Int32,
+            true,
+        )));
+        b.append_value(rows.clone());
+        b.append_value([Some(7)]);
+        Arc::new(b.finish())
+    };
+    let map_of = |v: Option<i32>| -> ArrayRef {
+        let mut b = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
+        b.keys().append_value("k");
+        b.values().append_option(v);
+        b.append(true).unwrap();
+        b.keys().append_value("k");
+        b.values().append_value(8);
+        b.append(true).unwrap();
+        Arc::new(b.finish())
+    };
+    let ty = Type::Struct(StructType::new(vec![
+        NestedField::optional(
+            2,
+            "l",
+            Type::List(ListType::new(3, PrimitiveType::Int, true)),
+        ),
+        NestedField::optional(
+            4,
+            "m",
+            Type::Map(iceberg_spec::types::MapType::new(
+                5,
+                PrimitiveType::String,
+                6,
+                PrimitiveType::Int,
+                true,
+            )),
+        ),
+    ]));
+    let row = |first_valid: bool, l: ArrayRef, m: ArrayRef| -> (Field, ArrayRef) {
+        let s = StructArray::try_new(
+            Fields::from(vec![
+                Field::new("l", l.data_type().clone(), true),
+                Field::new("m", m.data_type().clone(), true),
+            ]),
+            vec![l, m],
+            Some(NullBuffer::from(vec![first_valid, true])),
+        )
+        .unwrap();
+        (Field::new("c", s.data_type().clone(), true), Arc::new(s))
+    };
+
+    let (field, col) = row(false, list_of(vec![None, Some(1)]), map_of(None));
+    let out = align_one(ty.clone(), field, col).unwrap();
+    let s = out.column(0).as_struct();
+    assert!(s.is_null(0));
+    let l = s.column(0).as_list::<i32>();
+    assert_eq!(l.value_offsets(), &[0, 0, 1]);
+    assert_eq!(
+        l.value(1)
+            .as_primitive::<arrow_array::types::Int32Type>()
+            .value(0),
+        7
+    );
+    let m = s.column(1).as_map();
+    assert_eq!(m.value_offsets(), &[0, 0, 1]);
+    assert_eq!(
+        m.values()
+            .as_primitive::<arrow_array::types::Int32Type>()
+            .value(0),
+        8
+    );
+
+    for (field, col, column) in [
+        {
+            let (f, c) = row(true, list_of(vec![None]), map_of(Some(1)));
+            (f, c, "c.l.element")
+        },
+        {
+            let (f, c) = row(true, list_of(vec![Some(1)]), map_of(None));
+            (f, c, "c.m.value")
+        },
+    ] {
+        let err = align_one(ty.clone(), field, col).unwrap_err();
+        assert!(
+            matches!(&err, Error::NullInRequiredColumn { column: c, nulls: 1 } if c == column),
+            "{err}"
+        );
+    }
+}
+
+/// Iceberg's `time` is a time of day: a value Arrow's time types hold past midnight or below
+/// zero (from any unit) is refused naming the column, nulls and null struct rows aside.
+#[test]
+fn times_outside_a_day_are_refused() {
+    use arrow_array::{Time32SecondArray, Time64MicrosecondArray, Time64NanosecondArray};
+    let time = Type::Primitive(PrimitiveType::Time);
+    let field = |a: &ArrayRef| Field::new("c", a.data_type().clone(), true);
+    let day_us = 86_400_000_000_i64;
+    let ok: ArrayRef = Arc::new(Time64MicrosecondArray::from(vec![
+        Some(0),
+        None,
+        Some(day_us - 1),
+    ]));
+    let out = align_one(time.clone(), field(&ok), ok.clone()).unwrap();
+    assert_eq!(out.column(0).as_ref(), ok.as_ref());
+    for bad in [
+        Arc::new(Time64MicrosecondArray::from(vec![Some(1), Some(day_us)])) as ArrayRef,
+        Arc::new(Time64MicrosecondArray::from(vec![Some(-1)])),
+        Arc::new(Time64NanosecondArray::from(vec![Some(day_us * 1000)])),
+        Arc::new(Time32SecondArray::from(vec![Some(86_400)])),
+    ] {
+        let err = align_one(time.clone(), field(&bad), bad.clone()).unwrap_err();
+        assert!(
+            matches!(&err, Error::ValueOutOfRange { column, .. } if column == "c"),
+            "{err}"
+        );
+    }
+    // Under a null struct row: never written, not refused.
+    let hidden = StructArray::new(
+        vec![Arc::new(Field::new(
+            "t",
+            DataType::Time64(TimeUnit::Microsecond),
+            true,
+        ))]
+        .into(),
+        vec![Arc::new(Time64MicrosecondArray::from(vec![day_us, 5])) as ArrayRef],
+        Some(NullBuffer::from(vec![false, true])),
+    );
+    let ty = Type::Struct(StructType::new(vec![NestedField::optional(
+        2,
+        "t",
+        PrimitiveType::Time,
+    )]));
+    let field = Field::new("c", hidden.data_type().clone(), true);
+    assert!(align_one(ty, field, Arc::new(hidden)).is_ok());
+}
