@@ -46,7 +46,8 @@ pub enum Error {
         /// How many nulls were found.
         nulls: usize,
     },
-    /// A type this writer cannot store in Parquet (`variant`, `geometry`, `geography`).
+    /// A type this writer cannot store in Parquet (`variant`, `geometry`, `geography`, or
+    /// `unknown` as a list element or map key or value).
     #[error("column `{column}` has type {type_name}, which this writer does not support")]
     UnsupportedType {
         /// Full (dotted) name of the column.

@@ -132,6 +132,42 @@ fn primitive_arrow_type(p: &PrimitiveType, full: &str) -> Result<DataType> {
     })
 }
 
+/// Refuses `unknown` where a data file would have to hold it: as a list's element or a map's
+/// key or value. A struct field of type `unknown` is left out of the file; a list of them
+/// cannot be (its length is data), and Java's writer refuses such a schema too ("Cannot
+/// convert element Parquet"), so no reader expects one in Parquet.
+///
+/// # Errors
+/// [`Error::UnsupportedType`] naming the element, key or value.
+pub(crate) fn check_writable(schema: &Schema) -> Result<()> {
+    fn nested(t: &Type, full: &str) -> Result<()> {
+        let inner = |f: &NestedField, name: &str| -> Result<()> {
+            let full = full_name(full, name);
+            match &f.field_type {
+                Type::Primitive(p @ PrimitiveType::Unknown) => Err(unsupported(&full, p)),
+                other => nested(other, &full),
+            }
+        };
+        match t {
+            Type::Primitive(_) => Ok(()),
+            Type::Struct(s) => s
+                .fields
+                .iter()
+                .try_for_each(|f| nested(&f.field_type, &full_name(full, &f.name))),
+            Type::List(l) => inner(&l.element_field, &l.element_field.name),
+            Type::Map(m) => {
+                inner(&m.key_field, "key")?;
+                inner(&m.value_field, "value")
+            }
+        }
+    }
+    schema
+        .as_struct()
+        .fields
+        .iter()
+        .try_for_each(|f| nested(&f.field_type, &f.name))
+}
+
 fn unsupported(full: &str, p: &PrimitiveType) -> Error {
     Error::UnsupportedType {
         column: full.to_string(),
@@ -214,6 +250,43 @@ mod tests {
             panic!()
         };
         assert_eq!(inner[0].extension_type_name(), Some("arrow.uuid"));
+    }
+
+    /// `unknown` as a struct field is left out of the file; as a list element or map value
+    /// (anywhere in the schema) the writer refuses it naming it, as Java's writer does.
+    #[test]
+    fn unknown_elements_and_values_are_not_writable() {
+        let of = |t: Type| {
+            Schema::new(
+                0,
+                vec![
+                    NestedField::optional(1, "gone", PrimitiveType::Unknown),
+                    NestedField::optional(
+                        2,
+                        "s",
+                        Type::Struct(StructType::new(vec![NestedField::optional(3, "c", t)])),
+                    ),
+                ],
+            )
+            .unwrap()
+        };
+        let list = |t: Type| Type::List(ListType::new(9, t, false));
+        assert!(check_writable(&of(list(PrimitiveType::Int.into()))).is_ok());
+        let map = |t: Type| Type::Map(MapType::new(10, PrimitiveType::String, 11, t, false));
+        for (schema, column) in [
+            (of(list(PrimitiveType::Unknown.into())), "s.c.element"),
+            (of(map(PrimitiveType::Unknown.into())), "s.c.value"),
+            (
+                of(map(list(PrimitiveType::Unknown.into()))),
+                "s.c.value.element",
+            ),
+        ] {
+            let err = check_writable(&schema).unwrap_err();
+            assert!(
+                matches!(&err, Error::UnsupportedType { column: c, type_name } if c == column && type_name == "unknown"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -53,7 +53,7 @@ use crate::naming::FileNamer;
 use crate::options::WriteOptions;
 use crate::partition::Partitioner;
 use crate::sort::{SortedBatch, Sorter, slice_order};
-use crate::to_arrow::arrow_schema;
+use crate::to_arrow::{arrow_schema, check_writable};
 
 /// Rows copied at a time when a slice of batches is written in sort order.
 const SLICE_CHUNK_ROWS: usize = 16 * ROLL_CHECK_ROWS;
@@ -131,6 +131,7 @@ impl DataFileWriter {
         options: &WriteOptions,
     ) -> Result<Self> {
         options.validate()?;
+        check_writable(schema)?;
         let arrow = Arc::new(arrow_schema(schema)?);
         let sorter = Sorter::new(&options.sort_order, schema)?;
         let sort_order_id = match (&sorter, sort_order_id) {
