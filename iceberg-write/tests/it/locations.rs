@@ -27,15 +27,23 @@ fn schema() -> Schema {
 }
 
 async fn write_with(props: &[(&str, &str)], partitioned: bool) -> (FileIo, Vec<DataFile>) {
+    let transform = partitioned.then_some(Transform::Identity);
+    write_spec(props, transform).await
+}
+
+/// Writes three rows with a spec of one field of `transform` on `p` (none: unpartitioned).
+async fn write_spec(
+    props: &[(&str, &str)],
+    transform: Option<Transform>,
+) -> (FileIo, Vec<DataFile>) {
     let schema = schema();
-    let spec = if partitioned {
-        PartitionSpec::builder(&schema)
-            .add("p", Transform::Identity)
+    let spec = match transform {
+        Some(t) => PartitionSpec::builder(&schema)
+            .add("p", t)
             .unwrap()
             .build()
-            .unwrap()
-    } else {
-        PartitionSpec::unpartitioned()
+            .unwrap(),
+        None => PartitionSpec::unpartitioned(),
     };
     let map: BTreeMap<String, String> = props
         .iter()
@@ -95,6 +103,31 @@ async fn default_layout_is_data_then_partition() {
             format!("{LOCATION}/data/p=a+b/<file>"),
             format!("{LOCATION}/data/p=c/<file>"),
         ]
+    );
+}
+
+/// A spec whose fields are all void (a v1 table's dropped fields) writes as Java writes an
+/// unpartitioned table: `data/<file>` (not `data/p_null=null/`), in the object-storage layout
+/// the hash of the name alone; the file keeps its partition tuple of nulls.
+#[tokio::test]
+async fn a_spec_of_void_fields_writes_unpartitioned_paths() {
+    let (_, files) = write_spec(&[], Some(Transform::Void)).await;
+    assert_eq!(files.len(), 1);
+    let f = &files[0];
+    assert_eq!(f.file_path, format!("{LOCATION}/data/{}", file_name(f)));
+    assert_eq!(f.partition.len(), 1);
+    assert!(f.partition.iter().all(Option::is_none));
+
+    let (_, files) = write_spec(
+        &[("write.object-storage.enabled", "true")],
+        Some(Transform::Void),
+    )
+    .await;
+    let f = &files[0];
+    let name = file_name(f);
+    assert_eq!(
+        f.file_path,
+        format!("{LOCATION}/data/{}/{name}", hash_dirs(name))
     );
 }
 

@@ -405,6 +405,16 @@ impl DataFileWriter {
         Ok(())
     }
 
+    /// The folder of a file of partition `values`: none when the spec has no field that is
+    /// not void (a v1 table whose fields were all dropped), as Java writes such a table
+    /// (`spec.isUnpartitioned()`: `data/<file>`, never `data/ts_day=null/<file>`).
+    fn partition_dir(&self, values: &[Option<Datum>]) -> Result<String> {
+        if self.spec.is_unpartitioned() {
+            return Ok(String::new());
+        }
+        Ok(self.spec.partition_to_path(&self.schema, values)?)
+    }
+
     /// Opens a file for the partition `key` unless one is open, making room under the cap
     /// (counting `in_use` files taken out by running tasks).
     async fn ensure_open(
@@ -417,7 +427,7 @@ impl DataFileWriter {
             return Ok(());
         }
         self.make_room(in_use).await?;
-        let dir = self.spec.partition_to_path(&self.schema, values)?;
+        let dir = self.partition_dir(values)?;
         let path = self.namer.next_path(&dir);
         let file = ParquetFile::create(
             &self.io,

@@ -364,7 +364,7 @@ impl DataFileWriter {
     /// would hand it, so its bytes are the same.
     async fn write_whole(&mut self, piece: Piece) -> Result<()> {
         self.make_room(0).await?;
-        let dir = self.spec.partition_to_path(&self.schema, &piece.values)?;
+        let dir = self.partition_dir(&piece.values)?;
         let path = self.namer.next_path(&dir);
         let file = ParquetFile::create(
             &self.io,
