@@ -75,6 +75,22 @@ async fn namespaces_follow_pyiceberg_rules() {
         .await
         .unwrap();
     assert!(c.namespace_exists(&ns("a.b_c")).await.unwrap());
+    // `exists` itself is reserved (Java refuses to set it): removed, the namespace would go
+    // for every client.
+    for (removals, updates) in [
+        (vec!["exists".to_string()], BTreeMap::new()),
+        (vec![], [("exists".to_string(), "false".to_string())].into()),
+    ] {
+        let err = c
+            .update_namespace_properties(&ns("a.b_c"), &removals, updates)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, iceberg_append::Error::Unsupported { .. }),
+            "{err}"
+        );
+    }
+    assert!(c.namespace_exists(&ns("a.b_c")).await.unwrap());
     // `a` has `a.b_c` below it: refused, as Java's JdbcCatalog does, and its properties stay.
     let err = c.drop_namespace(&ns("a")).await.unwrap_err();
     assert!(err.to_string().contains("not empty"), "{err}");

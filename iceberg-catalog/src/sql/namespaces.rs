@@ -127,6 +127,19 @@ impl SqlCatalog {
         if !self.namespace_known(ns).await? {
             return Err(no_such_namespace(ns));
         }
+        // The row that makes an empty namespace exist for every client (Java refuses to set
+        // it, and removing it would drop a namespace without tables for everyone).
+        if removals
+            .iter()
+            .chain(updates.keys())
+            .any(|k| k == NAMESPACE_EXISTS_PROPERTY)
+        {
+            return Err(iceberg_append::Error::Unsupported {
+                operation: format!("changing the reserved property `{NAMESPACE_EXISTS_PROPERTY}`"),
+                catalog: "the SQL catalog".into(),
+                target: ns.to_string(),
+            });
+        }
         let name = ns.to_string();
         let delete = "DELETE FROM iceberg_namespace_properties \
                       WHERE catalog_name = $1 AND namespace = $2 AND property_key = $3";
