@@ -54,6 +54,11 @@ that our second merge also folds a manifest our first one wrote). Every table ha
                     null in manifests) and cannot write to the table any more (no accessor for
                     ts); our fast append writes it, our merges fold Java's manifest of that
                     spec (the void field typed timestamp, all null) with ours
+  java_v2_bloom     bloom filters on id, name and tags.element, no Parquet statistics for qty
+                    (Java's per-column Parquet properties), five one-row inserts: Java tests
+                    each row group's bloom filter for `id = ...` and `name = ...`, so a filter
+                    of ours that hashed a value otherwise would hide rows; after our fast
+                    append our `compact` rewrites Java's files and ours into one, then a merge
   java_v2_added     identity(region) + days(ts), with nested columns; after our fast append,
                     our `add-files` registers in place the data files Spark wrote for a second
                     table of the same definition, java_v2_added_src (field ids in their
@@ -434,6 +439,30 @@ def v1_void_dropped(spark) -> dict:
                 "name_null": {"op": "is_null", "col": "name"}}}
 
 
+def v2_bloom(spark) -> dict:
+    sql = spark.sql
+    sql("""CREATE TABLE x.db.java_v2_bloom (id BIGINT, name STRING, tags ARRAY<STRING>, qty INT)
+           USING iceberg TBLPROPERTIES ('format-version'='2',
+             'write.parquet.bloom-filter-enabled.column.id'='true',
+             'write.parquet.bloom-filter-enabled.column.name'='true',
+             'write.parquet.bloom-filter-fpp.column.name'='0.05',
+             'write.parquet.bloom-filter-enabled.column.tags.element'='true',
+             'write.parquet.stats-enabled.column.qty'='false',
+             'commit.manifest.min-count-to-merge'='2')""")
+    for i in range(5):
+        sql(f"INSERT INTO x.db.java_v2_bloom VALUES ({i}, 'j{i}', array('t{i}'), {10 * i})")
+    return {"name": "java_v2_bloom", "appends": ["fast", "compact", "merge"], "filters": {
+        # ours (the fast append's, the merge's: rows 1001 and 3002 are the null rows), Java's
+        # (in our compacted file after `compact`), and one no file holds
+        "id_eq_1000": {"op": "=", "col": "id", "value": 1000},
+        "id_eq_3000": {"op": "=", "col": "id", "value": 3000},
+        "id_eq_3": {"op": "=", "col": "id", "value": 3},
+        "id_eq_absent": {"op": "=", "col": "id", "value": 500},
+        "name_eq_ours": {"op": "=", "col": "name", "value": "n1000-ü"},
+        "name_eq_java": {"op": "=", "col": "name", "value": "j4"},
+        "qty_eq_1002": {"op": "=", "col": "qty", "value": 1002}}}
+
+
 ADDED_DDL = """(id BIGINT, region STRING, ts TIMESTAMP, amount DECIMAL(10,2), tags ARRAY<STRING>,
     attrs MAP<STRING, INT>, s STRUCT<a: INT, b: STRING>) USING iceberg PARTITIONED BY (region, days(ts))
     TBLPROPERTIES ('format-version'='2')"""
@@ -468,7 +497,7 @@ TABLES = (("java_v2_mor", v2_mor), ("java_v3_dv", v3_dv), ("java_v1_upgraded", v
           ("java_v2_uuid", v2_uuid), ("java_v2_uuid_days", v2_uuid_days),
           ("java_v2_uuid_compact", v2_uuid_compact), ("java_v2_gzip", v2_gzip),
           ("java_v2_spill", v2_spill), ("java_v2_evolved", v2_evolved), ("java_v1_evolved", v1_evolved),
-          ("java_v2_added", v2_added), ("java_v2_expire", v2_expire),
+          ("java_v2_added", v2_added), ("java_v2_bloom", v2_bloom), ("java_v2_expire", v2_expire),
           ("java_v2_rewrite", v2_rewrite), ("java_v3_rewrite", v3_rewrite),
           ("java_v2_compact", v2_compact), ("java_v2_widened", v2_widened),
           ("java_v2_dropped_source", v2_dropped_source), ("java_v1_void_dropped", v1_void_dropped))

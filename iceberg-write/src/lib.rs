@@ -18,8 +18,11 @@
 //!   row groups shared by the open files; past it the largest is written out early), plus
 //!   `write.sort.buffer-size-bytes` with a sort order (sorted writers do not spill: past the
 //!   cap the least recently used file closes, as with `write.spill.enabled=false`).
-//! - [`WriteOptions`] (`options`): codec, sizes, metrics config and file-naming ids, parsed
-//!   once from table properties.
+//! - [`WriteOptions`] (`options`): codec, sizes, metrics config, per-column bloom filters
+//!   and statistics switches (`write.parquet.bloom-filter-enabled.column.<name>`, `-fpp`,
+//!   `write.parquet.bloom-filter-max-bytes`, `write.parquet.stats-enabled.column.<name>`, as
+//!   Java reads them; `writer::file::writer_properties` applies them) and file-naming ids,
+//!   parsed once from table properties.
 //! - [`read`]: data files streamed back as Arrow batches through `FileIo` (compaction).
 //! - [`import`]: existing Parquet files (written by other tools) as data files, from their
 //!   footers: [`import::data_file_from_parquet`], the name mapping, partition inference.

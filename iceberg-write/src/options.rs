@@ -6,8 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use iceberg_spec::properties::{PARQUET_COMPRESSION_LEVEL, TableProperties};
+use iceberg_spec::properties::{
+    PARQUET_COMPRESSION_LEVEL, ParquetColumnProperties, TableProperties,
+};
 use iceberg_spec::{ParquetCodec, SortOrder};
 use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
 use uuid::Uuid;
@@ -38,6 +41,9 @@ pub struct WriteOptions {
     pub page_row_limit: usize,
     /// Dictionary page size limit in bytes.
     pub dict_size_bytes: usize,
+    /// Bloom filters and Parquet statistics per column (`write.parquet.bloom-filter-*`,
+    /// `write.parquet.stats-enabled.column.*`).
+    pub parquet_columns: Arc<ParquetColumnProperties>,
     /// A file is closed and a new one started once it reaches this many bytes.
     pub target_file_size_bytes: u64,
     /// Most files the partitioned writer keeps open at once.
@@ -106,6 +112,7 @@ impl WriteOptions {
             page_size_bytes: p.page_size_bytes,
             page_row_limit: p.page_row_limit,
             dict_size_bytes: p.dict_size_bytes,
+            parquet_columns: p.columns.clone(),
             target_file_size_bytes: props.target_file_size_bytes,
             max_open_files: props.max_open_files,
             sort_buffer_bytes: props.sort_buffer_bytes,

@@ -223,7 +223,7 @@ fn killed(status: ExitStatus) -> bool {
 /// old snapshot or the new one, whole, and the next child appends onto it.
 async fn sweep(kind: &str) {
     let dir = tempfile::tempdir().unwrap();
-    create(kind, dir.path()).await;
+    Box::pin(create(kind, dir.path())).await;
     let io = FileIo::from_location(
         &format!("file://{}", dir.path().display()),
         &Default::default(),

@@ -1029,7 +1029,7 @@ async fn check(test: &str, transform: Option<Transform>, partitioned: &[&str]) {
         None => void_batches(&s),
         Some(t) => grouped_batches(&s, t, partitioned),
     };
-    let (loc, files, rows) = build_table(dir.path(), spec_of, appends).await;
+    let (loc, files, rows) = Box::pin(build_table(dir.path(), spec_of, appends)).await;
     assert!(files >= 6, "{test}: only {files} data files");
 
     let cols = columns();

@@ -28,46 +28,95 @@ use crate::to_arrow::{LIST_ELEMENT_NAME, MAP_ENTRIES_NAME, MAP_KEY_NAME, MAP_VAL
 /// Footer key holding the table schema JSON, as Java writes it.
 const ICEBERG_SCHEMA_KEY: &str = "iceberg.schema";
 
-/// The Parquet column paths of every uuid leaf, as the Arrow writer names them (lists
-/// `<name>.list.element`, maps `<name>.key_value.key|value`).
-fn uuid_column_paths(schema: &Schema) -> Vec<ColumnPath> {
-    fn walk(ty: &Type, path: &mut Vec<String>, out: &mut Vec<ColumnPath>) {
+/// One leaf column of the file: its Iceberg full name (`tags.element`, `props.value`), its
+/// Parquet path as the Arrow writer names it (lists `<name>.list.element`, maps
+/// `<name>.key_value.key|value`), whether it is a uuid and whether it is repeated (in a list
+/// or map: more values than rows).
+struct Leaf {
+    name: String,
+    path: ColumnPath,
+    uuid: bool,
+    repeated: bool,
+}
+
+/// Every leaf column written (`unknown` leaves are not).
+fn leaf_columns(schema: &Schema) -> Vec<Leaf> {
+    fn walk(ty: &Type, name: &str, repeated: bool, path: &mut Vec<String>, out: &mut Vec<Leaf>) {
+        let mut nested = |f: &iceberg_spec::NestedField, steps: [&str; 2], out: &mut Vec<Leaf>| {
+            path.extend(steps.iter().map(|s| s.to_string()));
+            walk(
+                &f.field_type,
+                &format!("{name}.{}", f.name),
+                true,
+                path,
+                out,
+            );
+            path.truncate(path.len() - 2);
+        };
         match ty {
-            Type::Primitive(PrimitiveType::Uuid) => out.push(ColumnPath::new(path.clone())),
-            Type::Primitive(_) => {}
+            Type::Primitive(PrimitiveType::Unknown) => {}
+            Type::Primitive(p) => out.push(Leaf {
+                name: name.to_string(),
+                path: ColumnPath::new(path.clone()),
+                uuid: *p == PrimitiveType::Uuid,
+                repeated,
+            }),
             Type::Struct(s) => {
                 for f in &s.fields {
                     path.push(f.name.clone());
-                    walk(&f.field_type, path, out);
+                    walk(
+                        &f.field_type,
+                        &format!("{name}.{}", f.name),
+                        repeated,
+                        path,
+                        out,
+                    );
                     path.pop();
                 }
             }
-            Type::List(l) => {
-                path.extend(["list".to_string(), LIST_ELEMENT_NAME.to_string()]);
-                walk(&l.element_field.field_type, path, out);
-                path.truncate(path.len() - 2);
-            }
+            Type::List(l) => nested(&l.element_field, ["list", LIST_ELEMENT_NAME], out),
             Type::Map(m) => {
-                for (name, f) in [
-                    (MAP_KEY_NAME, &m.key_field),
-                    (MAP_VALUE_NAME, &m.value_field),
-                ] {
-                    path.extend([MAP_ENTRIES_NAME.to_string(), name.to_string()]);
-                    walk(&f.field_type, path, out);
-                    path.truncate(path.len() - 2);
-                }
+                nested(&m.key_field, [MAP_ENTRIES_NAME, MAP_KEY_NAME], out);
+                nested(&m.value_field, [MAP_ENTRIES_NAME, MAP_VALUE_NAME], out);
             }
         }
     }
     let mut out = Vec::new();
     for f in schema.fields() {
-        walk(&f.field_type, &mut vec![f.name.clone()], &mut out);
+        walk(
+            &f.field_type,
+            &f.name,
+            false,
+            &mut vec![f.name.clone()],
+            &mut out,
+        );
     }
     out
 }
 
+/// The most distinct values a bloom filter of at most `max_bytes` is sized for at `fpp`,
+/// and no more than `values` (a row group's rows, for a column not in a list or map).
+/// Parquet sizes a filter for its distinct values (rounded up to a power of two bytes), then
+/// folds it to the smallest size that still meets `fpp` when the column chunk closes. Java's
+/// writer (no distinct-value estimate) writes every filter at `max_bytes` instead; readers
+/// take either.
+fn bloom_filter_ndv(max_bytes: usize, fpp: f64, values: Option<usize>) -> u64 {
+    // Parquet's filter of `n` values at `fpp` takes -n / ln(1 - fpp^(1/8)) bytes; sized for
+    // the largest power of two within `max_bytes`, less a margin so rounding never doubles it.
+    let bytes = if max_bytes.is_power_of_two() {
+        max_bytes
+    } else {
+        max_bytes.next_power_of_two() / 2
+    };
+    let per_byte = -(1.0 - fpp.powf(1.0 / 8.0)).ln();
+    let ndv = (bytes as f64 * per_byte * 0.99).floor().max(1.0) as u64;
+    values.map_or(ndv, |v| ndv.min(v.max(1) as u64))
+}
+
 /// Parquet writer properties for `options`: exact (untruncated) statistics at page level,
-/// and the table schema in the footer (Java's `iceberg.schema`).
+/// the table schema in the footer (Java's `iceberg.schema`), and the bloom filters and
+/// statistics the table's properties ask per column (a name the schema lacks is skipped, as
+/// Java skips it).
 ///
 /// Uuid columns get no Parquet statistics: Parquet orders uuids as unsigned bytes and Java
 /// 1.10's row-group and page filters compare the same min/max as signed longs, so a row group
@@ -75,9 +124,24 @@ fn uuid_column_paths(schema: &Schema) -> Vec<ColumnPath> {
 /// Iceberg metrics come from the Arrow arrays instead (`metrics::nan`).
 pub(crate) fn writer_properties(options: &WriteOptions, schema: &Schema) -> WriterProperties {
     let schema_json = KeyValue::new(ICEBERG_SCHEMA_KEY.to_string(), schema.to_json().to_string());
+    let columns = &options.parquet_columns;
     let mut builder = WriterProperties::builder();
-    for path in uuid_column_paths(schema) {
-        builder = builder.set_column_statistics_enabled(path, EnabledStatistics::None);
+    for leaf in leaf_columns(schema) {
+        if leaf.uuid || columns.stats_disabled.contains(&leaf.name) {
+            builder =
+                builder.set_column_statistics_enabled(leaf.path.clone(), EnabledStatistics::None);
+        }
+        if let Some(fpp) = columns.bloom_filters.get(&leaf.name) {
+            let ndv = bloom_filter_ndv(
+                columns.bloom_filter_max_bytes,
+                fpp.get(),
+                (!leaf.repeated).then_some(options.row_group_size_rows),
+            );
+            builder = builder
+                .set_column_bloom_filter_enabled(leaf.path.clone(), true)
+                .set_column_bloom_filter_fpp(leaf.path.clone(), fpp.get())
+                .set_column_bloom_filter_max_ndv(leaf.path, ndv);
+        }
     }
     builder
         .set_key_value_metadata(Some(vec![schema_json]))

@@ -2,6 +2,7 @@
 //! parquet, metrics checked against the checklist.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod column_props;
 mod common;
 mod dictionary;
 mod import;
