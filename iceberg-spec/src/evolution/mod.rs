@@ -14,6 +14,7 @@
 //! promotion, so a table evolved that way would read differently there: they are refused.
 
 mod fresh;
+mod short_names;
 mod spec_update;
 mod union;
 mod update;

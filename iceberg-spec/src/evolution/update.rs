@@ -12,6 +12,7 @@ use crate::schema::Schema;
 use crate::types::{NestedField, PrimitiveType, StructType, Type};
 
 use super::fresh::fresh_field;
+use super::short_names::ShortNames;
 use super::{EvolvedSchema, SchemaChange, is_promotion_allowed};
 
 /// The parent id of top-level fields.
@@ -73,6 +74,11 @@ pub struct UpdateSchema {
     adds: BTreeMap<i32, Vec<NestedField>>,
     /// Full names of the new fields, to find them for moves.
     added: BTreeMap<String, i32>,
+    /// Java's short names of the new fields (`points.x` for `points.element.x`), to their
+    /// full names.
+    added_short: BTreeMap<String, String>,
+    /// Java's short names of the base's fields, which every change takes as Java's does.
+    short: ShortNames,
     moves: BTreeMap<i32, Vec<Move>>,
     changes: Vec<SchemaChange>,
 }
@@ -92,6 +98,8 @@ impl UpdateSchema {
             updates: BTreeMap::new(),
             adds: BTreeMap::new(),
             added: BTreeMap::new(),
+            added_short: BTreeMap::new(),
+            short: ShortNames::of(base),
             moves: BTreeMap::new(),
             changes: Vec::new(),
         }
@@ -196,6 +204,16 @@ impl UpdateSchema {
         new.initial_default.clone_from(&default);
         new.write_default = default;
         self.added.insert(column.clone(), new.id);
+        let short = match parent_id {
+            ROOT => None,
+            id => self
+                .short
+                .of_id(id)
+                .map(|parent| format!("{parent}.{}", field.name)),
+        };
+        if let Some(short) = short.filter(|s| *s != column) {
+            self.added_short.insert(short, column.clone());
+        }
         self.changes
             .push(SchemaChange::Added { column, id: new.id });
         self.adds.entry(parent_id).or_default().push(new);
@@ -529,14 +547,16 @@ impl UpdateSchema {
     /// A column of the base (not deleted) or added here.
     fn movable(&self, name: &str) -> Result<(i32, String)> {
         if let Some(id) = self.find_added(name) {
-            return Ok((id, name.to_string()));
+            let column = self.added_name(id).unwrap_or(name);
+            return Ok((id, column.to_string()));
         }
         self.live(name)
     }
 
     fn find_base(&self, name: &str) -> Result<Option<i32>> {
         if !self.case_insensitive {
-            return Ok(self.base.field_id_by_name(name));
+            let short = || self.short.id(name, false);
+            return Ok(self.base.field_id_by_name(name).or_else(short));
         }
         let mut found = self
             .base
@@ -547,20 +567,35 @@ impl UpdateSchema {
         if found.next().is_some() {
             return Err(refuse(name, "matches two columns ignoring case".into()));
         }
-        Ok(first)
+        Ok(first.or_else(|| self.short.id(name, true)))
     }
 
+    /// A column added here, by its full name or Java's short name.
     fn find_added(&self, name: &str) -> Option<i32> {
+        let matches = |n: &str| {
+            if self.case_insensitive {
+                n.eq_ignore_ascii_case(name)
+            } else {
+                n == name
+            }
+        };
+        let full = self
+            .added_short
+            .iter()
+            .find(|(short, _)| matches(short))
+            .map(|(_, full)| full.as_str());
         self.added
             .iter()
-            .find(|(n, _)| {
-                if self.case_insensitive {
-                    n.eq_ignore_ascii_case(name)
-                } else {
-                    n.as_str() == name
-                }
-            })
+            .find(|(n, _)| matches(n) || Some(n.as_str()) == full)
             .map(|(_, id)| *id)
+    }
+
+    /// The full name of a column added here.
+    fn added_name(&self, id: i32) -> Option<&str> {
+        self.added
+            .iter()
+            .find(|(_, added)| **added == id)
+            .map(|(n, _)| n.as_str())
     }
 
     /// The id of the struct that new fields of column `parent` go into.

@@ -82,6 +82,56 @@ fn names_refer_to_the_base_and_ids_stay() {
     assert_eq!(s.identifier_field_ids(), [1]);
 }
 
+/// Java's short names (`tags.k` for `tags.element.k`, `attrs.v` for `attrs.value.v`) name
+/// base columns and columns added here in every change, as Java's `UpdateSchema` takes
+/// them: a column added into a list's struct moves by the name it was added with.
+#[test]
+fn short_names_name_columns_in_lists_and_maps_as_in_java() {
+    let mut u = UpdateSchema::new(&base(), 11);
+    u.add_column(Some("tags"), "w", P::Int.into(), None)
+        .unwrap()
+        .move_column("tags.w", Position::First)
+        .unwrap()
+        .add_column(Some("attrs"), "u", P::Int.into(), None)
+        .unwrap()
+        .move_column("attrs.u", Position::Before("attrs.v".into()))
+        .unwrap()
+        .rename_column("tags.k", "key")
+        .unwrap()
+        .update_column_doc("attrs.v", Some("value"))
+        .unwrap();
+    let out = u.apply().unwrap();
+    let s = &out.schema;
+    let Type::List(tags) = &s.field_by_id(5).unwrap().field_type else {
+        panic!()
+    };
+    let Type::Struct(element) = &tags.element_field.field_type else {
+        panic!()
+    };
+    let element: Vec<&str> = element.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(element, ["w", "key"]);
+    assert_eq!(s.field_id_by_name("attrs.value.u"), Some(13));
+    assert_eq!(s.field_by_id(11).unwrap().doc.as_deref(), Some("value"));
+    let Type::Map(attrs) = &s.field_by_id(8).unwrap().field_type else {
+        panic!()
+    };
+    let Type::Struct(value) = &attrs.value_field.field_type else {
+        panic!()
+    };
+    let value: Vec<i32> = value.fields.iter().map(|f| f.id).collect();
+    assert_eq!(value, [13, 11]);
+    // Ignoring case too, and a short name that names nothing is still refused.
+    let mut u = UpdateSchema::new(&base(), 11);
+    u.case_insensitive(true);
+    u.delete_column("TAGS.K").unwrap();
+    let (column, _) = refused(
+        UpdateSchema::new(&base(), 11)
+            .delete_column("tags.z")
+            .map(|_| ()),
+    );
+    assert_eq!(column, "tags.z");
+}
+
 #[test]
 fn columns_are_added_at_the_end_of_their_struct_with_fresh_ids() {
     let mut u = UpdateSchema::new(&base(), 20);
