@@ -1,6 +1,7 @@
 //! Java's short column names (`IndexByName`): a full name without the `element` of a list
 //! or the `value` of a map whose element or value is a struct, so that `points.x` names
-//! `points.element.x` and `m.a` names `m.value.a`. Java's `UpdateSchema` takes either.
+//! `points.element.x` and `m.a` names `m.value.a` (a map's key keeps `key`). Java's
+//! `UpdateSchema` takes either for the table's columns.
 
 use std::collections::BTreeMap;
 
@@ -65,25 +66,28 @@ fn index_struct(fields: &[NestedField], prefix: &str, out: &mut BTreeMap<i32, St
 }
 
 fn index_nested(t: &Type, name: &str, out: &mut BTreeMap<i32, String>) {
-    // A struct element or value adds no segment; anything else keeps its own.
-    let mut inner = |f: &NestedField, own: &str| {
-        let short = if matches!(f.field_type, Type::Struct(_)) {
-            name.to_string()
-        } else {
-            join(name, own)
-        };
-        out.insert(f.id, short.clone());
-        index_nested(&f.field_type, &short, out);
-    };
     match t {
         Type::Primitive(_) => {}
         Type::Struct(s) => index_struct(&s.fields, name, out),
-        Type::List(l) => inner(&l.element_field, &l.element_field.name),
+        Type::List(l) => index_inner(&l.element_field, name, false, out),
         Type::Map(m) => {
-            inner(&m.key_field, &m.key_field.name);
-            inner(&m.value_field, &m.value_field.name);
+            // A key keeps its segment whatever its type (Java's `beforeMapKey`).
+            index_inner(&m.key_field, name, true, out);
+            index_inner(&m.value_field, name, false, out);
         }
     }
+}
+
+/// A list's element or a map's key or value: a struct element or value adds no segment;
+/// anything else (and every key) keeps its own.
+fn index_inner(f: &NestedField, container: &str, keep: bool, out: &mut BTreeMap<i32, String>) {
+    let short = if !keep && matches!(f.field_type, Type::Struct(_)) {
+        container.to_string()
+    } else {
+        join(container, &f.name)
+    };
+    out.insert(f.id, short.clone());
+    index_nested(&f.field_type, &short, out);
 }
 
 #[cfg(test)]
@@ -149,12 +153,28 @@ mod tests {
         assert_eq!(short.id("nested.element.x", false), Some(12));
         assert_eq!(short.id("nested.x", false), None);
         // Primitive values keep their segment: nothing shorter to name.
-        assert_eq!(short.id("tags", false), None);
+        assert_eq!(short.of_id(15), Some("tags.value"));
+        assert_eq!(short.id("tags.value", false), None);
         // A full name is no short alias.
         assert_eq!(short.id("points", false), None);
         assert_eq!(short.of_id(3), Some("points"));
         assert_eq!(short.of_id(7), Some("m"));
         assert_eq!(short.of_id(11), Some("nested.element"));
+
+        // A struct key keeps `key`: `k.a` is the value's `a`, `k.key.a` the key's.
+        let schema = Schema::new(
+            0,
+            vec![NestedField::optional(
+                1,
+                "k",
+                Type::Map(MapType::new(2, point_with(3), 4, point_with(5), false)),
+            )],
+        )
+        .unwrap();
+        let short = ShortNames::of(&schema);
+        assert_eq!(short.id("k.x", false), Some(5));
+        assert_eq!(short.of_id(3), Some("k.key.x"));
+        assert_eq!(short.id("k.key.x", false), None, "a full name");
 
         fn point_with(id: i32) -> Type {
             Type::Struct(StructType::new(vec![NestedField::optional(

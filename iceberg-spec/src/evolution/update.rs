@@ -74,8 +74,8 @@ pub struct UpdateSchema {
     adds: BTreeMap<i32, Vec<NestedField>>,
     /// Full names of the new fields, to find them for moves.
     added: BTreeMap<String, i32>,
-    /// Java's short names of the new fields (`points.x` for `points.element.x`), to their
-    /// full names.
+    /// Short names of the new fields (`points.x` for `points.element.x`), to their full
+    /// names: ours (Java finds a field added in the same update by its full name only).
     added_short: BTreeMap<String, String>,
     /// Java's short names of the base's fields, which every change takes as Java's does.
     short: ShortNames,
@@ -211,7 +211,12 @@ impl UpdateSchema {
                 .of_id(id)
                 .map(|parent| format!("{parent}.{}", field.name)),
         };
-        if let Some(short) = short.filter(|s| *s != column) {
+        // Never an alias that is another column's full name (a field named `value` added to
+        // a map's value struct would shadow the value itself).
+        let free = |s: &String| {
+            *s != column && self.base.field_id_by_name(s).is_none() && !self.added.contains_key(s)
+        };
+        if let Some(short) = short.filter(free) {
             self.added_short.insert(short, column.clone());
         }
         self.changes
@@ -579,15 +584,12 @@ impl UpdateSchema {
                 n == name
             }
         };
-        let full = self
-            .added_short
-            .iter()
-            .find(|(short, _)| matches(short))
-            .map(|(_, full)| full.as_str());
-        self.added
-            .iter()
-            .find(|(n, _)| matches(n) || Some(n.as_str()) == full)
-            .map(|(_, id)| *id)
+        // A full name first, then a short one.
+        let by_full = self.added.iter().find(|(n, _)| matches(n));
+        by_full.map(|(_, id)| *id).or_else(|| {
+            let (_, full) = self.added_short.iter().find(|(short, _)| matches(short))?;
+            self.added.get(full).copied()
+        })
     }
 
     /// The full name of a column added here.

@@ -130,6 +130,14 @@ fn short_names_name_columns_in_lists_and_maps_as_in_java() {
             .map(|_| ()),
     );
     assert_eq!(column, "tags.z");
+    // A field named `value` added to the map's value struct: its short name would be the
+    // value's own full name, which keeps naming the value.
+    let mut u = UpdateSchema::new(&base(), 11);
+    u.add_column(Some("attrs"), "value", P::Int.into(), None)
+        .unwrap();
+    let (column, _) = refused(u.move_column("attrs.value", Position::First).map(|_| ()));
+    assert_eq!(column, "attrs.value");
+    u.move_column("attrs.value.value", Position::First).unwrap();
 }
 
 #[test]

@@ -463,14 +463,6 @@ const WRITER_ONLY: &[&str] = &[
     METRICS_MAX_INFERRED_COLUMN_DEFAULTS,
 ];
 
-/// Whether only the Parquet writer reads `key` ([`WRITER_ONLY`] and the per-column keys).
-fn is_writer_only(key: &str) -> bool {
-    WRITER_ONLY.contains(&key)
-        || parquet_columns::WRITER_ONLY_PREFIXES
-            .iter()
-            .any(|prefix| key.starts_with(prefix))
-}
-
 impl TableProperties {
     /// Parses the properties a commit acts on: like [`parse`](Self::parse), but a
     /// writer-only property whose value does not parse (another engine's
@@ -485,7 +477,7 @@ impl TableProperties {
         loop {
             match Self::parse(&usable) {
                 Err(Error::InvalidProperty { key, .. })
-                    if is_writer_only(&key) && usable.contains_key(&key) =>
+                    if WRITER_ONLY.contains(&key.as_str()) && usable.contains_key(&key) =>
                 {
                     usable.to_mut().remove(&key);
                 }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Props;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Prefix of the flags that give a column a bloom filter in every data file.
 pub const PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX: &str =
@@ -53,7 +53,8 @@ pub struct ParquetColumnProperties {
     pub bloom_filters: BTreeMap<String, BloomFilterFpp>,
     /// Most bytes of one column chunk's bloom filter.
     pub bloom_filter_max_bytes: usize,
-    /// Columns written without Parquet statistics (their Iceberg metrics are unaffected).
+    /// Columns written without Parquet statistics (their Iceberg metrics, taken from the
+    /// footer, keep only sizes).
     pub stats_disabled: BTreeSet<String>,
 }
 
@@ -67,43 +68,44 @@ impl Default for ParquetColumnProperties {
     }
 }
 
-/// Prefixes of the writer-only keys here (see `WRITER_ONLY`).
-pub(super) const WRITER_ONLY_PREFIXES: &[&str] = &[
-    PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX,
-    PARQUET_BLOOM_FILTER_COLUMN_FPP_PREFIX,
-    PARQUET_COLUMN_STATS_ENABLED_PREFIX,
-];
+/// Java's `Boolean.valueOf`: `true` in any case, anything else false.
+fn java_flag(value: &str) -> bool {
+    value.trim().eq_ignore_ascii_case("true")
+}
 
-/// The per-column settings of `p`. A probability is read only for a column whose filter is
-/// on (Java reads no other).
+/// The per-column settings of `p`, read as Java's writer reads them, which never refuses
+/// them: a flag is on only when `true`; a probability that is not one strictly between 0
+/// and 1 is Java's 0.01 (parquet-mr sizes its filters by the byte cap and never uses it).
+/// Only the cap is refused when it is not a positive int (Java's `propertyAsInt`).
 pub(super) fn parse(p: &Props<'_>) -> Result<ParquetColumnProperties> {
     let mut bloom_filters = BTreeMap::new();
     let mut stats_disabled = BTreeSet::new();
-    for key in p.0.keys() {
+    for (key, value) in p.0 {
         if let Some(column) = key.strip_prefix(PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX)
-            && p.flag(key, false)?
+            && java_flag(value)
         {
             let fpp_key = format!("{PARQUET_BLOOM_FILTER_COLUMN_FPP_PREFIX}{column}");
-            let raw = p.parse(&fpp_key, DEFAULT_PARQUET_BLOOM_FILTER_FPP, "a probability")?;
-            let fpp = BloomFilterFpp::new(raw).ok_or_else(|| Error::InvalidProperty {
-                key: fpp_key.clone(),
-                value: p.0.get(&fpp_key).cloned().unwrap_or_default(),
-                reason: "expected a probability strictly between 0 and 1".into(),
-            })?;
+            let fpp =
+                p.0.get(&fpp_key)
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .and_then(BloomFilterFpp::new)
+                    .unwrap_or_default();
             bloom_filters.insert(column.to_string(), fpp);
         }
         if let Some(column) = key.strip_prefix(PARQUET_COLUMN_STATS_ENABLED_PREFIX)
-            && !p.flag(key, true)?
+            && !java_flag(value)
         {
             stats_disabled.insert(column.to_string());
         }
     }
+    let max_bytes = p.positive(
+        PARQUET_BLOOM_FILTER_MAX_BYTES,
+        i32::try_from(DEFAULT_PARQUET_BLOOM_FILTER_MAX_BYTES).unwrap_or(i32::MAX),
+    )?;
     Ok(ParquetColumnProperties {
         bloom_filters,
-        bloom_filter_max_bytes: p.positive(
-            PARQUET_BLOOM_FILTER_MAX_BYTES,
-            DEFAULT_PARQUET_BLOOM_FILTER_MAX_BYTES,
-        )?,
+        bloom_filter_max_bytes: usize::try_from(max_bytes)
+            .unwrap_or(DEFAULT_PARQUET_BLOOM_FILTER_MAX_BYTES),
         stats_disabled,
     })
 }
@@ -112,6 +114,7 @@ pub(super) fn parse(p: &Props<'_>) -> Result<ParquetColumnProperties> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::error::Error;
     use crate::properties::TableProperties;
 
     fn parsed(pairs: &[(&str, &str)]) -> Result<ParquetColumnProperties> {
@@ -148,31 +151,43 @@ mod tests {
         assert_eq!(parsed(&[]).unwrap(), ParquetColumnProperties::default());
     }
 
-    /// A value the writer cannot use is an error naming its key; a commit leaves it at
-    /// its default (a writer-only key).
+    /// Java's writer refuses none of the per-column values: a flag other than `true` is off
+    /// (so `no` turns statistics off), a probability it cannot use is 0.01.
     #[test]
-    fn bad_values_name_their_key_and_do_not_stop_a_commit() {
+    fn odd_values_are_read_as_java_reads_them() {
         let enabled = ("write.parquet.bloom-filter-enabled.column.id", "true");
-        for (key, value) in [
-            ("write.parquet.bloom-filter-fpp.column.id", "1.0"),
-            ("write.parquet.bloom-filter-fpp.column.id", "0"),
-            ("write.parquet.bloom-filter-fpp.column.id", "NaN"),
-            ("write.parquet.bloom-filter-fpp.column.id", "often"),
-            ("write.parquet.bloom-filter-max-bytes", "0"),
+        for fpp in ["1.0", "0", "-0.5", "NaN", "often"] {
+            let p = parsed(&[enabled, ("write.parquet.bloom-filter-fpp.column.id", fpp)]).unwrap();
+            assert_eq!(p.bloom_filters["id"].get(), 0.01, "{fpp}");
+        }
+        let p = parsed(&[
             ("write.parquet.bloom-filter-enabled.column.id", "yes"),
             ("write.parquet.stats-enabled.column.id", "no"),
-        ] {
-            let pairs = [enabled, (key, value)];
-            let err = parsed(&pairs).unwrap_err();
+        ])
+        .unwrap();
+        assert!(p.bloom_filters.is_empty());
+        assert_eq!(p.stats_disabled, BTreeSet::from(["id".to_string()]));
+    }
+
+    /// The cap is Java's int: not positive or past `i32::MAX`, an error naming it, which
+    /// does not stop a commit (a writer-only key).
+    #[test]
+    fn a_bad_cap_names_its_key_and_does_not_stop_a_commit() {
+        let key = "write.parquet.bloom-filter-max-bytes";
+        for value in ["0", "-1", "2147483648", "18446744073709551615", "lots"] {
+            let err = parsed(&[(key, value)]).unwrap_err();
             assert!(
                 matches!(&err, Error::InvalidProperty { key: k, .. } if k == key),
-                "{key}={value}: {err}"
+                "{value}: {err}"
             );
-            let map = pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            assert!(TableProperties::parse_for_commit(&map).is_ok(), "{key}");
+            let map = [(key.to_string(), value.to_string())].into();
+            assert!(TableProperties::parse_for_commit(&map).is_ok(), "{value}");
         }
+        assert_eq!(
+            parsed(&[(key, "2147483647")])
+                .unwrap()
+                .bloom_filter_max_bytes,
+            2_147_483_647
+        );
     }
 }

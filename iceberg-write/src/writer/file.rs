@@ -103,11 +103,7 @@ fn leaf_columns(schema: &Schema) -> Vec<Leaf> {
 fn bloom_filter_ndv(max_bytes: usize, fpp: f64, values: Option<usize>) -> u64 {
     // Parquet's filter of `n` values at `fpp` takes -n / ln(1 - fpp^(1/8)) bytes; sized for
     // the largest power of two within `max_bytes`, less a margin so rounding never doubles it.
-    let bytes = if max_bytes.is_power_of_two() {
-        max_bytes
-    } else {
-        max_bytes.next_power_of_two() / 2
-    };
+    let bytes = max_bytes.checked_ilog2().map_or(0, |log| 1_usize << log);
     let per_byte = -(1.0 - fpp.powf(1.0 / 8.0)).ln();
     let ndv = (bytes as f64 * per_byte * 0.99).floor().max(1.0) as u64;
     values.map_or(ndv, |v| ndv.min(v.max(1) as u64))

@@ -2,7 +2,8 @@
 //! (`write.parquet.bloom-filter-enabled.column.<name>`, `-fpp`, `-max-bytes`) in every row
 //! group of the named columns, nested ones by their Iceberg names, and columns without
 //! Parquet statistics (`write.parquet.stats-enabled.column.<name>=false`), whose Iceberg
-//! metrics then hold only their size, as Java's do.
+//! metrics then hold only their size, as Java's do (but for Java's floats and our uuids,
+//! whose metrics come from the values).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
