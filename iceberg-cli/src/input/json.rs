@@ -70,6 +70,7 @@ fn via_text(dt: &DataType) -> bool {
     matches!(
         dt,
         DataType::Timestamp(..)
+            | DataType::Time64(_)
             | DataType::Date32
             | DataType::Decimal128(..)
             | DataType::Int32
@@ -291,10 +292,22 @@ fn integral_text(text: &StringArray) -> Option<StringArray> {
         {
             return Some(whole.to_string());
         }
-        // Exponent forms, exact only within f64's integers.
-        let f: f64 = v.parse().ok()?;
-        (f.is_finite() && f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0)
-            .then(|| format!("{}", f as i64))
+        // Exponent forms, exactly (through f64, `2.0000000000000001` would pass as 2): an
+        // integer when its digits past the point are zeros; the range is checked later.
+        let (unscaled, scale) = iceberg_spec::datum::parse_big_decimal(v)?;
+        let whole = if unscaled == 0 {
+            0
+        } else if scale <= 0 {
+            let up = 10i128.checked_pow(u32::try_from(-scale).ok()?)?;
+            unscaled.checked_mul(up)?
+        } else {
+            let div = 10i128.checked_pow(u32::try_from(scale).ok()?)?;
+            if unscaled % div != 0 {
+                return None;
+            }
+            unscaled / div
+        };
+        Some(whole.to_string())
     };
     if text.iter().flatten().all(|v| rewrite(v).is_none()) {
         return None;
@@ -323,6 +336,12 @@ mod tests {
             Some("7"),
             Some("true"),
             Some("1e400"),
+            // Exactly, never through f64.
+            Some("2.0000000000000001e0"),
+            Some("9007199254740993e0"),
+            Some("1e-400"),
+            Some("12.5e1"),
+            Some("0e999999"),
         ]);
         let out = integral_text(&text).unwrap();
         let got: Vec<Option<&str>> = out.iter().collect();
@@ -336,7 +355,12 @@ mod tests {
                 None,
                 Some("7"),
                 Some("true"),
-                Some("1e400")
+                Some("1e400"),
+                Some("2.0000000000000001e0"),
+                Some("9007199254740993"),
+                Some("1e-400"),
+                Some("125"),
+                Some("0"),
             ]
         );
         assert!(integral_text(&StringArray::from(vec!["1", "-2"])).is_none());

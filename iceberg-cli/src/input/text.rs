@@ -12,18 +12,19 @@
 //! Conversion refuses what would lose information, naming the value: an offset written into
 //! a `timestamp` column (it has no zone to keep it in), digits past a column's precision (a
 //! decimal's scale, a microsecond timestamp's sixth fraction digit) unless rounding is
-//! allowed, and anything out of range. Text without a zone written into a `timestamptz`
-//! column is read as UTC, as Spark does with its default UTC session zone.
+//! allowed, and anything out of range. A `time` is `HH:MM[:SS[.f]]` within one day. Text
+//! without a zone written into a `timestamptz` column is read as UTC (Spark would take its
+//! session zone, by default the machine's).
 
 use std::sync::Arc;
 
 use arrow_array::{
-    Array, ArrayRef, Date32Array, Decimal128Array, StringArray, TimestampMicrosecondArray,
-    TimestampNanosecondArray,
+    Array, ArrayRef, Date32Array, Decimal128Array, StringArray, Time64MicrosecondArray,
+    Time64NanosecondArray, TimestampMicrosecondArray, TimestampNanosecondArray,
 };
 use arrow_cast::CastOptions;
 use arrow_schema::{DataType, TimeUnit};
-use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use iceberg_spec::datum::parse_big_decimal;
 
 /// A timezone for timestamptz columns inferred from text.
@@ -182,25 +183,10 @@ pub(crate) fn parse_timestamp(text: &str) -> Option<Parsed> {
             date_only: true,
         });
     }
-    if !matches!(b[10], b'T' | b't' | b' ') || b.len() < 16 || b[13] != b':' {
+    if !matches!(b[10], b'T' | b't' | b' ') {
         return None;
     }
-    let (hour, minute) = (digits(&b[11..13])?, digits(&b[14..16])?);
-    let mut rest = &b[16..];
-    let mut second = 0;
-    let mut nanos = 0;
-    if let [b':', s1, s2, tail @ ..] = rest {
-        second = digits(&[*s1, *s2])?;
-        rest = tail;
-        if let [b'.', tail @ ..] = rest {
-            let n = tail.iter().take_while(|c| c.is_ascii_digit()).count();
-            if n == 0 || n > 9 {
-                return None;
-            }
-            nanos = digits(&tail[..n])? * 10u32.pow(9 - u32::try_from(n).ok()?);
-            rest = &tail[n..];
-        }
-    }
+    let (time, nanos, rest) = time_of_day(&b[11..])?;
     let offset_secs = match rest {
         [] => None,
         [b'Z' | b'z'] => Some(0),
@@ -220,13 +206,37 @@ pub(crate) fn parse_timestamp(text: &str) -> Option<Parsed> {
         }
         _ => return None,
     };
-    let time = NaiveTime::from_hms_opt(hour, minute, second)?;
     Some(Parsed {
         local: date.and_time(time),
         nanos_in_second: nanos,
         offset_secs,
         date_only: false,
     })
+}
+
+/// `HH:MM[:SS[.fffffffff]]` at the start of `b` (00:00 to 23:59:59.999999999): the time to
+/// the second, the nanoseconds past it as written, and what follows.
+fn time_of_day(b: &[u8]) -> Option<(NaiveTime, u32, &[u8])> {
+    if b.len() < 5 || b[2] != b':' {
+        return None;
+    }
+    let (hour, minute) = (digits(&b[0..2])?, digits(&b[3..5])?);
+    let mut rest = &b[5..];
+    let mut second = 0;
+    let mut nanos = 0;
+    if let [b':', s1, s2, tail @ ..] = rest {
+        second = digits(&[*s1, *s2])?;
+        rest = tail;
+        if let [b'.', tail @ ..] = rest {
+            let n = tail.iter().take_while(|c| c.is_ascii_digit()).count();
+            if n == 0 || n > 9 {
+                return None;
+            }
+            nanos = digits(&tail[..n])? * 10u32.pow(9 - u32::try_from(n).ok()?);
+            rest = &tail[n..];
+        }
+    }
+    Some((NaiveTime::from_hms_opt(hour, minute, second)?, nanos, rest))
 }
 
 /// How conversion treats values a column cannot hold exactly.
@@ -262,6 +272,7 @@ pub(crate) fn convert(
             Ok(Arc::new(Date32Array::from(out)))
         }
         DataType::Decimal128(p, s) => decimals(column, *p, *s, expected, rules),
+        DataType::Time64(unit) => times(column, *unit, expected, rules),
         _ => {
             let strict = CastOptions {
                 safe: false,
@@ -360,6 +371,42 @@ fn timestamps(
     Ok(array)
 }
 
+/// `HH:MM[:SS[.fffffffff]]` only (Arrow's own cast takes `1200` as 1,200 us past midnight),
+/// refusing digits past the column's unit unless rounding (down) is allowed.
+fn times(
+    column: &StringArray,
+    unit: TimeUnit,
+    expected: &str,
+    rules: Rules,
+) -> Result<ArrayRef, Refusal> {
+    let per_unit: i64 = match unit {
+        TimeUnit::Microsecond => 1_000,
+        TimeUnit::Nanosecond => 1,
+        other => {
+            return Err((
+                0,
+                format!("expected {expected}: {other:?} times are not read from text"),
+            ));
+        }
+    };
+    let out = each(column, expected, |text| {
+        let (time, nanos, _) = time_of_day(text.as_bytes())
+            .filter(|(_, _, rest)| rest.is_empty())
+            .ok_or("not a time of day (HH:MM[:SS[.ffffff]], 00:00 to 23:59:59.999999)")?;
+        let nanos = i64::from(time.num_seconds_from_midnight()) * 1_000_000_000 + i64::from(nanos);
+        if nanos % per_unit != 0 && !rules.allow_rounding {
+            return Err(format!(
+                "more fraction digits than the column keeps; {ROUNDING_HINT}"
+            ));
+        }
+        Ok(nanos / per_unit)
+    })?;
+    Ok(match unit {
+        TimeUnit::Nanosecond => Arc::new(Time64NanosecondArray::from(out)),
+        _ => Arc::new(Time64MicrosecondArray::from(out)),
+    })
+}
+
 fn decimals(
     column: &StringArray,
     precision: u8,
@@ -369,23 +416,41 @@ fn decimals(
 ) -> Result<ArrayRef, Refusal> {
     let limit = 10i128.pow(u32::from(precision));
     let out = each(column, expected, |text| {
-        let (mut unscaled, mut have) = parse_big_decimal(text).ok_or("not a decimal")?;
+        let (mut unscaled, have) = parse_big_decimal(text).ok_or("not a decimal")?;
         let want = i64::from(scale);
-        while have < want {
-            unscaled = unscaled.checked_mul(10).ok_or("out of range")?;
-            have += 1;
-        }
-        if have > want {
-            let drop = u32::try_from(have - want).map_err(|_| "out of range")?;
-            let div = 10i128.checked_pow(drop).ok_or("out of range")?;
-            let (q, r) = (unscaled / div, unscaled % div);
+        if unscaled == 0 {
+            // Any exponent: zero (`0e9223372036854775807` would scale forever).
+        } else if have < want {
+            let up = want
+                .checked_sub(have)
+                .and_then(|n| u32::try_from(n).ok())
+                .and_then(|n| 10i128.checked_pow(n))
+                .ok_or("out of range")?;
+            unscaled = unscaled.checked_mul(up).ok_or("out of range")?;
+        } else if have > want {
+            // Past 10^38 the divisor overflows, and every i128 is under half of it: 0 rest
+            // the value.
+            let div = have
+                .checked_sub(want)
+                .and_then(|n| u32::try_from(n).ok())
+                .and_then(|n| 10i128.checked_pow(n));
+            let (q, r, half) = match div {
+                // `div` is a power of ten (even): `|r| >= div / 2` is `2|r| >= div` without
+                // overflowing.
+                Some(div) => (
+                    unscaled / div,
+                    unscaled % div,
+                    (unscaled % div).abs() >= div / 2,
+                ),
+                None => (0, unscaled, false),
+            };
             if r != 0 && !rules.allow_rounding {
                 return Err(format!(
                     "more digits after the point than the scale {scale} keeps; {ROUNDING_HINT}"
                 ));
             }
             // Half up, away from zero, as Java's BigDecimal.ROUND_HALF_UP and Spark do.
-            unscaled = q + if r.abs() * 2 >= div { r.signum() } else { 0 };
+            unscaled = q + if half { r.signum() } else { 0 };
         }
         if unscaled.abs() >= limit {
             return Err(format!("more digits than precision {precision} holds"));
@@ -399,202 +464,5 @@ fn decimals(
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::{Decimal128Type, TimestampMicrosecondType};
-    use proptest::prelude::*;
-
-    use super::*;
-
-    fn infer(values: &[&str]) -> Kind {
-        values
-            .iter()
-            .fold(Kind::Nothing, |k, v| k.merge(Kind::of(v, false)))
-    }
-
-    #[test]
-    fn inference_keeps_zones_codes_and_precision() {
-        assert_eq!(infer(&["1", "-2", "+3"]), Kind::Long);
-        assert_eq!(infer(&["1", "2.5", "1e3"]), Kind::Double);
-        assert_eq!(
-            infer(&["007", "12"]),
-            Kind::String,
-            "a code keeps its zeros"
-        );
-        assert_eq!(infer(&["99999999999999999999"]), Kind::String);
-        assert_eq!(infer(&["NaN", "inf"]), Kind::String);
-        assert_eq!(infer(&["true", "FALSE"]), Kind::Boolean);
-        assert_eq!(infer(&["2024-01-01", "2024-02-29"]), Kind::Date);
-        assert_eq!(infer(&["2023-02-29"]), Kind::String, "no such day");
-        assert_eq!(
-            infer(&["2024-01-01T10:00:00", "2024-01-01 10:00"]),
-            Kind::Timestamp(false)
-        );
-        assert_eq!(
-            infer(&["2024-01-01T10:00:00Z", "2024-01-01T10:00:00+02:00"]),
-            Kind::Timestamptz(false)
-        );
-        assert_eq!(
-            infer(&["2024-01-01T10:00:00.123456789-0130"]),
-            Kind::Timestamptz(true)
-        );
-        assert_eq!(
-            infer(&["2024-01-01T10:00:00.123456000"]),
-            Kind::Timestamp(false)
-        );
-        assert_eq!(
-            infer(&["2024-01-01T10:00:00Z", "2024-01-01T10:00:00"]),
-            Kind::String,
-            "a mix of instants and local times is neither"
-        );
-        assert_eq!(infer(&["2024-01-01", "2024-01-01T10:00:00"]), Kind::String);
-        assert_eq!(infer(&[]), Kind::Nothing);
-        assert_eq!(Kind::Nothing.data_type(), DataType::Utf8);
-        assert_eq!(Kind::of("12", true), Kind::String, "JSON strings stay text");
-    }
-
-    fn column(values: &[Option<&str>]) -> StringArray {
-        StringArray::from(values.to_vec())
-    }
-
-    #[test]
-    fn timestamps_keep_the_instant_or_are_refused() {
-        let tz = DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()));
-        let c = column(&[
-            Some("2024-01-01T12:00:00+02:00"),
-            None,
-            Some("2024-01-01T10:00:00Z"),
-            Some("2024-01-01T10:00:00"),
-        ]);
-        let a = convert(&c, &tz, "timestamptz", Rules::default()).unwrap();
-        let a = a.as_primitive::<TimestampMicrosecondType>();
-        assert_eq!(a.value(0), 1_704_103_200_000_000);
-        assert_eq!(a.value(0), a.value(2), "same instant");
-        assert_eq!(a.value(3), a.value(0), "no zone is UTC");
-        assert!(a.is_null(1));
-
-        let local = DataType::Timestamp(TimeUnit::Microsecond, None);
-        let e = convert(
-            &column(&[Some("2024-01-01T10:00:00"), Some("2024-01-01T10:00:00Z")]),
-            &local,
-            "timestamp",
-            Rules::default(),
-        )
-        .unwrap_err();
-        assert_eq!(e.0, 1);
-        assert!(e.1.contains("zone"), "{}", e.1);
-
-        let ns = column(&[Some("1969-12-31T23:59:59.999999999")]);
-        let e = convert(&ns, &local, "timestamp", Rules::default()).unwrap_err();
-        assert!(e.1.contains("--allow-rounding"), "{}", e.1);
-        let a = convert(
-            &ns,
-            &local,
-            "timestamp",
-            Rules {
-                allow_rounding: true,
-            },
-        )
-        .unwrap();
-        assert_eq!(
-            a.as_primitive::<TimestampMicrosecondType>().value(0),
-            -1,
-            "floored"
-        );
-        let nano = DataType::Timestamp(TimeUnit::Nanosecond, None);
-        let a = convert(&ns, &nano, "timestamp_ns", Rules::default()).unwrap();
-        assert_eq!(
-            a.as_primitive::<arrow_array::types::TimestampNanosecondType>()
-                .value(0),
-            -1
-        );
-        assert!(
-            convert(
-                &column(&[Some("yesterday")]),
-                &local,
-                "timestamp",
-                Rules::default()
-            )
-            .is_err()
-        );
-    }
-
-    #[test]
-    fn decimals_are_exact_unless_rounding_is_allowed() {
-        let to = DataType::Decimal128(10, 2);
-        let ok = column(&[
-            Some("12.3"),
-            Some("-0.05"),
-            Some("1.2e1"),
-            Some("12.340"),
-            Some("99999999.99"),
-        ]);
-        let a = convert(&ok, &to, "decimal(10, 2)", Rules::default()).unwrap();
-        let a = a.as_primitive::<Decimal128Type>();
-        assert_eq!(
-            a.values().to_vec(),
-            vec![1230, -5, 1200, 1234, 9_999_999_999]
-        );
-        let e = convert(
-            &column(&[Some("12.345")]),
-            &to,
-            "decimal(10, 2)",
-            Rules::default(),
-        )
-        .unwrap_err();
-        assert!(
-            e.1.contains("12.345") && e.1.contains("--allow-rounding"),
-            "{}",
-            e.1
-        );
-        let a = convert(
-            &column(&[Some("12.345"), Some("-12.345"), Some("12.344")]),
-            &to,
-            "d",
-            Rules {
-                allow_rounding: true,
-            },
-        )
-        .unwrap();
-        assert_eq!(
-            a.as_primitive::<Decimal128Type>().values().to_vec(),
-            vec![1235, -1235, 1234]
-        );
-        let e = convert(
-            &column(&[Some("100000000")]),
-            &to,
-            "d",
-            Rules {
-                allow_rounding: true,
-            },
-        )
-        .unwrap_err();
-        assert!(e.1.contains("precision"), "{}", e.1);
-        assert!(convert(&column(&[Some("1.2.3")]), &to, "d", Rules::default()).is_err());
-    }
-
-    proptest! {
-        /// A timestamp written as text (any offset) converts back to the instant it names.
-        #[test]
-        fn timestamp_text_round_trips(micros in -62_135_596_800_000_000i64..253_402_300_799_000_000, offset_min in -1080i32..=1080) {
-            let utc = chrono::DateTime::from_timestamp_micros(micros).unwrap();
-            let off = chrono::FixedOffset::east_opt(offset_min * 60).unwrap();
-            let text = utc.with_timezone(&off).format("%Y-%m-%dT%H:%M:%S%.6f%:z").to_string();
-            let to = DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()));
-            let a = convert(&column(&[Some(&text)]), &to, "timestamptz", Rules::default()).unwrap();
-            prop_assert_eq!(a.as_primitive::<TimestampMicrosecondType>().value(0), micros);
-            prop_assert_eq!(Kind::of(&text, false), Kind::Timestamptz(false));
-        }
-
-        /// A decimal with at most the column's scale converts to exactly its digits.
-        #[test]
-        fn decimal_text_round_trips(unscaled in -9_999_999_999i64..=9_999_999_999, scale in 0i8..=4) {
-            let to = DataType::Decimal128(10, scale);
-            let text = arrow_array::Decimal128Array::from(vec![i128::from(unscaled)])
-                .with_precision_and_scale(10, scale).unwrap().value_as_string(0);
-            let a = convert(&column(&[Some(&text)]), &to, "d", Rules::default()).unwrap();
-            prop_assert_eq!(a.as_primitive::<Decimal128Type>().value(0), i128::from(unscaled));
-        }
-    }
-}
+#[path = "text_tests.rs"]
+mod tests;
