@@ -71,6 +71,7 @@ fn via_text(dt: &DataType) -> bool {
         dt,
         DataType::Timestamp(..)
             | DataType::Time64(_)
+            | DataType::FixedSizeBinary(16)
             | DataType::Date32
             | DataType::Decimal128(..)
             | DataType::Int32

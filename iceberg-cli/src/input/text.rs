@@ -19,8 +19,9 @@
 use std::sync::Arc;
 
 use arrow_array::{
-    Array, ArrayRef, Date32Array, Decimal128Array, StringArray, Time64MicrosecondArray,
-    Time64NanosecondArray, TimestampMicrosecondArray, TimestampNanosecondArray,
+    Array, ArrayRef, Date32Array, Decimal128Array, FixedSizeBinaryArray, StringArray,
+    Time64MicrosecondArray, Time64NanosecondArray, TimestampMicrosecondArray,
+    TimestampNanosecondArray,
 };
 use arrow_cast::CastOptions;
 use arrow_schema::{DataType, TimeUnit};
@@ -273,6 +274,7 @@ pub(crate) fn convert(
         }
         DataType::Decimal128(p, s) => decimals(column, *p, *s, expected, rules),
         DataType::Time64(unit) => times(column, *unit, expected, rules),
+        DataType::FixedSizeBinary(16) => uuids(column, expected),
         _ => {
             let strict = CastOptions {
                 safe: false,
@@ -405,6 +407,20 @@ fn times(
         TimeUnit::Nanosecond => Arc::new(Time64NanosecondArray::from(out)),
         _ => Arc::new(Time64MicrosecondArray::from(out)),
     })
+}
+
+/// 16 bytes written as a uuid (`550e8400-e29b-41d4-a716-446655440000` in any case, braced,
+/// `urn:uuid:`, or 32 hex digits), for uuid and `fixed[16]` columns: Arrow has no cast from
+/// text (every CSV uuid was refused) and arrow-json took only the 32 bare digits.
+fn uuids(column: &StringArray, expected: &str) -> Result<ArrayRef, Refusal> {
+    let out = each(column, expected, |text| {
+        uuid::Uuid::parse_str(text.trim())
+            .map(|u| *u.as_bytes())
+            .map_err(|_| "not a uuid (8-4-4-4-12 hex digits)".to_string())
+    })?;
+    let array = FixedSizeBinaryArray::try_from_sparse_iter_with_size(out.into_iter(), 16)
+        .map_err(|e| (0, format!("expected {expected}: {e}")))?;
+    Ok(Arc::new(array))
 }
 
 fn decimals(

@@ -275,3 +275,36 @@ proptest! {
         prop_assert_eq!(a.as_primitive::<Decimal128Type>().value(0), i128::from(unscaled));
     }
 }
+
+/// A uuid (or `fixed[16]`) column takes a uuid as it is written, in any of its forms;
+/// anything else is refused naming the value.
+#[test]
+fn uuids_are_read_in_every_written_form() {
+    let to = DataType::FixedSizeBinary(16);
+    let forms = [
+        "550e8400-e29b-41d4-a716-446655440000",
+        "550E8400-E29B-41D4-A716-446655440000",
+        "{550e8400-e29b-41d4-a716-446655440000}",
+        "urn:uuid:550e8400-e29b-41d4-a716-446655440000",
+        "550e8400e29b41d4a716446655440000",
+    ];
+    let texts: Vec<Option<&str>> = forms.iter().copied().map(Some).chain([None]).collect();
+    let a = convert(&column(&texts), &to, "uuid", Rules::default()).unwrap();
+    let a = a.as_fixed_size_binary();
+    let want = [
+        0x55, 0x0e, 0x84, 0x00, 0xe2, 0x9b, 0x41, 0xd4, 0xa7, 0x16, 0x44, 0x66, 0x55, 0x44, 0x00,
+        0x00,
+    ];
+    for (i, form) in forms.iter().enumerate() {
+        assert_eq!(a.value(i), want, "{form}");
+    }
+    assert!(a.is_null(forms.len()));
+    for bad in [
+        "550e8400-e29b-41d4-a716",
+        "zz0e8400-e29b-41d4-a716-446655440000",
+        "1",
+    ] {
+        let e = convert(&column(&[Some(bad)]), &to, "uuid", Rules::default()).unwrap_err();
+        assert!(e.1.contains(bad), "{bad}: {}", e.1);
+    }
+}
