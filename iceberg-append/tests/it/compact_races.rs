@@ -14,8 +14,8 @@ use crate::region_table::{append_small_files, batch, ids, live, table, table_on}
 use crate::support::conflict;
 use iceberg_append::testing::{CommitInterceptor, InterceptingCatalog};
 use iceberg_append::{
-    Catalog, DeterministicEnvironment, Error, InMemoryCatalog, RewriteDataFiles, TableIdent,
-    commit_append,
+    Catalog, CompactionReport, DeterministicEnvironment, Error, InMemoryCatalog, RewriteDataFiles,
+    TableIdent, commit_append,
 };
 use iceberg_io::FileIo;
 use iceberg_spec::{DataFile, FormatVersion, Operation, TableMetadata};
@@ -100,17 +100,17 @@ async fn a_lost_answer_under_a_later_append_is_the_compaction_that_landed() {
     )
     .await
     .unwrap();
-    let racing = InterceptingCatalog::new(
-        InMemoryCatalog::clone(&catalog),
+    let report = compact_behind(
+        &catalog,
+        &ident,
+        &env,
         LandedThenAppended {
             theirs: Mutex::new(Some(theirs)),
             env: env.clone(),
         },
-    );
-    let report = RewriteDataFiles::new()
-        .commit(&racing, &ident, env.as_ref(), |_, _, _| {})
-        .await
-        .unwrap();
+    )
+    .await
+    .unwrap();
     handle.refresh().await.unwrap();
     let meta = handle.metadata();
     let ours = meta.snapshot_by_id(report.snapshot_id.unwrap()).unwrap();
@@ -158,6 +158,19 @@ impl CommitInterceptor<InMemoryCatalog> for LandedThenUnreadable {
     }
 }
 
+/// A compaction of `ident` committed through `catalog` behind `interceptor`.
+async fn compact_behind<I: CommitInterceptor<InMemoryCatalog>>(
+    catalog: &InMemoryCatalog,
+    ident: &TableIdent,
+    env: &DeterministicEnvironment,
+    interceptor: I,
+) -> iceberg_append::Result<CompactionReport> {
+    let racing = InterceptingCatalog::new(catalog.clone(), interceptor);
+    RewriteDataFiles::new()
+        .commit(&racing, ident, env, |_, _, _| {})
+        .await
+}
+
 /// When the table cannot be reloaded after a failed swap, the compaction's outcome is
 /// unknown and none of its files is deleted: the swap had landed, and the table reads whole.
 #[tokio::test]
@@ -166,12 +179,7 @@ async fn an_unreadable_table_after_a_failed_swap_keeps_the_compactions_files() {
     append_small_files(&mut handle, 0..5, "eu").await;
     let io = handle.io().clone();
     let ident = handle.ident().clone();
-    let racing = InterceptingCatalog::new(
-        InMemoryCatalog::clone(&catalog),
-        LandedThenUnreadable::default(),
-    );
-    let err = RewriteDataFiles::new()
-        .commit(&racing, &ident, env.as_ref(), |_, _, _| {})
+    let err = compact_behind(&catalog, &ident, &env, LandedThenUnreadable::default())
         .await
         .unwrap_err();
     assert!(err.is_commit_state_unknown(), "{err}");
@@ -252,12 +260,7 @@ async fn a_table_upgraded_to_v3_meanwhile_refuses_the_retry() {
     append_small_files(&mut handle, 0..5, "eu").await;
     let io = handle.io().clone();
     let ident = handle.ident().clone();
-    let racing = InterceptingCatalog::new(
-        InMemoryCatalog::clone(&catalog),
-        ChangedFirst::new(upgraded_to_v3),
-    );
-    let err = RewriteDataFiles::new()
-        .commit(&racing, &ident, env.as_ref(), |_, _, _| {})
+    let err = compact_behind(&catalog, &ident, &env, ChangedFirst::new(upgraded_to_v3))
         .await
         .unwrap_err();
     assert!(matches!(err, Error::NotSupportedForTable { .. }), "{err}");
@@ -347,13 +350,13 @@ async fn a_head_that_does_not_descend_from_the_start_is_a_conflict_from_v2_on() 
         append_small_files(&mut handle, 0..5, "eu").await;
         append_small_files(&mut handle, 5..6, "us").await;
         // Rolled back to the parent of the snapshot the compaction started from.
-        let racing = InterceptingCatalog::new(
-            InMemoryCatalog::clone(&catalog),
+        let result = compact_behind(
+            &catalog,
+            handle.ident(),
+            &env,
             ChangedFirst::new(rolled_back),
-        );
-        let result = RewriteDataFiles::new()
-            .commit(&racing, handle.ident(), env.as_ref(), |_, _, _| {})
-            .await;
+        )
+        .await;
         let now = catalog.load_table(handle.ident()).await.unwrap().metadata;
         let io = handle.io().clone();
         let reached = crate::support::reachable(&io, &now).await;
@@ -465,15 +468,15 @@ async fn deletes_committed_meanwhile_conflict_only_where_they_apply_to_rewritten
             },
             Kind::PartitionWide => delete(eu),
         };
-        let racing = InterceptingCatalog::new(
-            InMemoryCatalog::clone(&catalog),
+        let result = compact_behind(
+            &catalog,
+            handle.ident(),
+            &env,
             DeletesFirst {
                 deletes: Mutex::new(Some(vec![file])),
             },
-        );
-        let result = RewriteDataFiles::new()
-            .commit(&racing, handle.ident(), env.as_ref(), |_, _, _| {})
-            .await;
+        )
+        .await;
         handle.refresh().await.unwrap();
         let after = live(&io, handle.metadata()).await;
         assert!(after.contains_key("memory://wh/db/t/data/other-deletes.parquet"));
