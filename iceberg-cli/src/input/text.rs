@@ -326,6 +326,22 @@ fn found(expected: &str, text: &str, why: &str) -> String {
     format!("expected {expected}, found {text:?}: {why}")
 }
 
+/// `nanos` in `unit`, floored; digits past the unit are refused unless rounding is allowed.
+fn in_unit(nanos: i128, unit: TimeUnit, rules: Rules) -> Result<i64, String> {
+    let per_unit: i128 = match unit {
+        TimeUnit::Second => 1_000_000_000,
+        TimeUnit::Millisecond => 1_000_000,
+        TimeUnit::Microsecond => 1_000,
+        TimeUnit::Nanosecond => 1,
+    };
+    if nanos % per_unit != 0 && !rules.allow_rounding {
+        return Err(format!(
+            "more fraction digits than the column keeps; {ROUNDING_HINT}"
+        ));
+    }
+    i64::try_from(nanos.div_euclid(per_unit)).map_err(|_| "out of range".into())
+}
+
 fn timestamps(
     column: &StringArray,
     unit: TimeUnit,
@@ -333,12 +349,6 @@ fn timestamps(
     expected: &str,
     rules: Rules,
 ) -> Result<ArrayRef, Refusal> {
-    let per_unit: i128 = match unit {
-        TimeUnit::Second => 1_000_000_000,
-        TimeUnit::Millisecond => 1_000_000,
-        TimeUnit::Microsecond => 1_000,
-        TimeUnit::Nanosecond => 1,
-    };
     let out = each(column, expected, |text| {
         let p = parse_timestamp(text)
             .ok_or("not a timestamp (YYYY-MM-DDTHH:MM:SS[.ffffff][Z|±HH:MM])")?;
@@ -349,13 +359,7 @@ fn timestamps(
                     .into(),
             );
         }
-        let nanos = p.epoch_nanos().ok_or("out of range")?;
-        if nanos % per_unit != 0 && !rules.allow_rounding {
-            return Err(format!(
-                "more fraction digits than the column keeps; {ROUNDING_HINT}"
-            ));
-        }
-        Ok(i64::try_from(nanos.div_euclid(per_unit)).map_err(|_| "out of range")?)
+        in_unit(p.epoch_nanos().ok_or("out of range")?, unit, rules)
     })?;
     let tz = zoned.then(|| Arc::<str>::from(UTC));
     let array: ArrayRef = match unit {
@@ -381,27 +385,18 @@ fn times(
     expected: &str,
     rules: Rules,
 ) -> Result<ArrayRef, Refusal> {
-    let per_unit: i64 = match unit {
-        TimeUnit::Microsecond => 1_000,
-        TimeUnit::Nanosecond => 1,
-        other => {
-            return Err((
-                0,
-                format!("expected {expected}: {other:?} times are not read from text"),
-            ));
-        }
-    };
+    if !matches!(unit, TimeUnit::Microsecond | TimeUnit::Nanosecond) {
+        return Err((
+            0,
+            format!("expected {expected}: {unit:?} times are not read from text"),
+        ));
+    }
     let out = each(column, expected, |text| {
         let (time, nanos, _) = time_of_day(text.as_bytes())
             .filter(|(_, _, rest)| rest.is_empty())
             .ok_or("not a time of day (HH:MM[:SS[.ffffff]], 00:00 to 23:59:59.999999)")?;
-        let nanos = i64::from(time.num_seconds_from_midnight()) * 1_000_000_000 + i64::from(nanos);
-        if nanos % per_unit != 0 && !rules.allow_rounding {
-            return Err(format!(
-                "more fraction digits than the column keeps; {ROUNDING_HINT}"
-            ));
-        }
-        Ok(nanos / per_unit)
+        let secs = i128::from(time.num_seconds_from_midnight());
+        in_unit(secs * 1_000_000_000 + i128::from(nanos), unit, rules)
     })?;
     Ok(match unit {
         TimeUnit::Nanosecond => Arc::new(Time64NanosecondArray::from(out)),
